@@ -1,0 +1,61 @@
+/**
+ * The apiserver's request surface, shared by the in-process client (controllers inside the
+ * control plane) and the gRPC service: both go through the same authentication result,
+ * authorization, admission, validation and watch cache.
+ */
+import type {
+  DeleteRequest,
+  GetRequest,
+  KubeObject,
+  ListRequest,
+  ListResult,
+  PatchRequest,
+  WatchEventType,
+  WatchRequest,
+} from './types.js';
+import type { ApiError } from './errors.js';
+
+export type Role = 'admin' | 'viewer' | 'node';
+
+/** Who is calling, as established by authentication. */
+export interface Identity {
+  /** e.g. "admin", "system:node:pi-1", "system:controller:daemonset". */
+  name: string;
+  role: Role;
+  /** For role "node": the node this credential belongs to. */
+  nodeName?: string;
+}
+
+export interface WriteRequest {
+  /** A typed object (its kind from `kind` or from the wire's oneof); or a manifest. */
+  object?: KubeObject;
+  /** Set by the wire layer from the ApiObject oneof when the object omits `kind`. */
+  wireKind?: string;
+  /** A Kubernetes JSON or YAML document. */
+  manifest?: string;
+  namespace?: string;
+  dryRun?: boolean;
+}
+
+export interface LocalWatchSink {
+  /** Returns false when the consumer cannot keep up (the watch is then ended). */
+  event(type: Exclude<WatchEventType, 'BOOKMARK'>, object: KubeObject): boolean;
+  bookmark(resourceVersion: string, initialEventsEnd: boolean): void;
+  /** The watch ended: normally (timeout, stop) without an error, or with one. */
+  end(err?: ApiError): void;
+}
+
+export interface LocalWatch {
+  stop(): void;
+}
+
+export interface LocalApi {
+  get(id: Identity, req: GetRequest): Promise<KubeObject>;
+  list(id: Identity, req: ListRequest): Promise<ListResult>;
+  watch(id: Identity, req: WatchRequest, sink: LocalWatchSink): Promise<LocalWatch>;
+  create(id: Identity, req: WriteRequest): Promise<KubeObject>;
+  update(id: Identity, req: WriteRequest): Promise<KubeObject>;
+  updateStatus(id: Identity, req: WriteRequest): Promise<KubeObject>;
+  patch(id: Identity, req: PatchRequest): Promise<KubeObject>;
+  delete(id: Identity, req: DeleteRequest): Promise<{ object: KubeObject; deleted: boolean }>;
+}

@@ -1,0 +1,338 @@
+/**
+ * The typed client every participant uses: one interface, two transports (in-process for the
+ * controllers inside the control plane, gRPC for everyone else). Reads retry transient
+ * failures with backoff; writes retry only where a retry cannot apply a change twice.
+ */
+import { ApiError } from './api/errors.js';
+import { kindInfo, resolveKind } from './api/kinds.js';
+import type { LocalWatch, LocalWatchSink, WriteRequest } from './api/local.js';
+import type {
+  DeleteRequest,
+  GetRequest,
+  KindMap,
+  KindName,
+  KubeObject,
+  ListRequest,
+  ListResult,
+  PatchRequest,
+  WatchEvent,
+  WatchRequest,
+} from './api/types.js';
+import { retrying, type RetryPolicy } from './retry.js';
+
+/** What a transport carries: the apiserver's request surface, minus the identity. */
+export interface Transport {
+  get(req: GetRequest): Promise<KubeObject>;
+  list(req: ListRequest): Promise<ListResult>;
+  watch(req: WatchRequest, sink: LocalWatchSink): Promise<LocalWatch>;
+  create(req: WriteRequest): Promise<KubeObject>;
+  update(req: WriteRequest): Promise<KubeObject>;
+  updateStatus(req: WriteRequest): Promise<KubeObject>;
+  patch(req: PatchRequest): Promise<KubeObject>;
+  delete(req: DeleteRequest): Promise<{ object: KubeObject; deleted: boolean }>;
+  close(): void;
+}
+
+export interface GetOptions {
+  namespace?: string;
+  /** "" (default) reads the latest state; "0" accepts the watch cache's copy. */
+  resourceVersion?: string;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** "" or "0": current state first as ADDED; a revision: every change after it. */
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  sendInitialEvents?: boolean;
+  timeoutSeconds?: number;
+}
+
+export interface WriteOptions {
+  namespace?: string;
+  dryRun?: boolean;
+}
+
+export interface PatchOptions extends WriteOptions {
+  /** "merge" (JSON merge patch, default) or "json" (JSON patch). */
+  type?: 'merge' | 'json';
+  subresource?: 'status';
+}
+
+export interface DeleteOptions {
+  namespace?: string;
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  dryRun?: boolean;
+}
+
+/**
+ * A running watch: iterate it with `for await`. The iteration ends when the server ends the
+ * watch normally (timeout) and throws the ApiError when it ends with one (e.g. Expired:
+ * list again). `stop()` ends it from this side.
+ */
+export interface Watch<T> extends AsyncIterable<WatchEvent<T>> {
+  stop(): void;
+}
+
+export interface Client {
+  get<K extends KindName>(kind: K, name: string, options?: GetOptions): Promise<KindMap[K]>;
+  list<K extends KindName>(kind: K, options?: ListOptions): Promise<ListResult<KindMap[K]>>;
+  watch<K extends KindName>(kind: K, options?: WatchOptions): Promise<Watch<KindMap[K]>>;
+  create<T extends KubeObject>(object: T, options?: WriteOptions): Promise<T>;
+  /** Creates from a Kubernetes JSON or YAML document (unknown fields are rejected). */
+  createManifest(manifest: string, options?: WriteOptions): Promise<KubeObject>;
+  update<T extends KubeObject>(object: T, options?: WriteOptions): Promise<T>;
+  updateStatus<T extends KubeObject>(object: T, options?: WriteOptions): Promise<T>;
+  patch<K extends KindName>(
+    kind: K,
+    name: string,
+    patch: unknown,
+    options?: PatchOptions,
+  ): Promise<KindMap[K]>;
+  delete<K extends KindName>(
+    kind: K,
+    name: string,
+    options?: DeleteOptions,
+  ): Promise<{ object: KindMap[K]; deleted: boolean }>;
+  close(): void;
+}
+
+/** A watch's events, buffered until the consumer takes them. */
+export class WatchQueue<T> implements Watch<T>, LocalWatchSink {
+  private readonly events: WatchEvent<T>[] = [];
+  private waiting: (() => void) | undefined;
+  private ended = false;
+  private error: ApiError | undefined;
+  private handle: LocalWatch | undefined;
+
+  constructor(private readonly maxBuffered = 1_000_000) {}
+
+  attach(handle: LocalWatch): void {
+    this.handle = handle;
+    if (this.ended) handle.stop();
+  }
+
+  event(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): boolean {
+    if (this.ended) return false;
+    this.events.push({ type, object: object as T });
+    this.wake();
+    return this.events.length < this.maxBuffered;
+  }
+
+  bookmark(resourceVersion: string, initialEventsEnd: boolean): void {
+    if (this.ended) return;
+    const object = {
+      metadata: {
+        resourceVersion,
+        ...(initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}),
+      },
+    };
+    this.events.push({ type: 'BOOKMARK', object: object as T });
+    this.wake();
+  }
+
+  end(err?: ApiError): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.error = err;
+    this.wake();
+  }
+
+  stop(): void {
+    if (!this.ended) {
+      this.ended = true;
+      this.wake();
+    }
+    this.handle?.stop();
+  }
+
+  private wake(): void {
+    const w = this.waiting;
+    this.waiting = undefined;
+    w?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<WatchEvent<T>> {
+    try {
+      for (;;) {
+        if (this.events.length) {
+          yield this.events.shift()!;
+          continue;
+        }
+        if (this.ended) {
+          if (this.error) throw this.error;
+          return;
+        }
+        await new Promise<void>((resolve) => (this.waiting = resolve));
+      }
+    } finally {
+      this.stop();
+    }
+  }
+}
+
+function kindOfObject(object: KubeObject): string {
+  const kind = object.kind;
+  if (!kind || !resolveKind(kind))
+    throw new ApiError(
+      'BadRequest',
+      `the object has no known kind (kind: ${JSON.stringify(kind)}); set kind and apiVersion`,
+    );
+  return kind;
+}
+
+export class ApiClient implements Client {
+  constructor(
+    private readonly transport: Transport,
+    private readonly retry: RetryPolicy = {},
+  ) {}
+
+  get<K extends KindName>(kind: K, name: string, options: GetOptions = {}): Promise<KindMap[K]> {
+    const req: GetRequest = {
+      kind,
+      name,
+      namespace: options.namespace ?? '',
+      resourceVersion: options.resourceVersion ?? '',
+    };
+    return retrying(() => this.transport.get(req), 'read', this.retry) as Promise<KindMap[K]>;
+  }
+
+  list<K extends KindName>(kind: K, options: ListOptions = {}): Promise<ListResult<KindMap[K]>> {
+    const req: ListRequest = {
+      kind,
+      namespace: options.namespace ?? '',
+      labelSelector: options.labelSelector ?? '',
+      fieldSelector: options.fieldSelector ?? '',
+      limit: options.limit ?? 0,
+      continue: options.continue ?? '',
+      resourceVersion: options.resourceVersion ?? '',
+      resourceVersionMatch: options.resourceVersionMatch ?? '',
+    };
+    return retrying(() => this.transport.list(req), 'read', this.retry) as Promise<ListResult<KindMap[K]>>;
+  }
+
+  async watch<K extends KindName>(kind: K, options: WatchOptions = {}): Promise<Watch<KindMap[K]>> {
+    const req: WatchRequest = {
+      kind,
+      namespace: options.namespace ?? '',
+      labelSelector: options.labelSelector ?? '',
+      fieldSelector: options.fieldSelector ?? '',
+      resourceVersion: options.resourceVersion ?? '',
+      allowWatchBookmarks: options.allowWatchBookmarks ?? false,
+      timeoutSeconds: options.timeoutSeconds ?? 0,
+      ...(options.sendInitialEvents !== undefined ? { sendInitialEvents: options.sendInitialEvents } : {}),
+    };
+    const queue = new WatchQueue<KindMap[K]>();
+    queue.attach(await retrying(() => this.transport.watch(req, queue), 'read', this.retry));
+    return queue;
+  }
+
+  create<T extends KubeObject>(object: T, options: WriteOptions = {}): Promise<T> {
+    const req: WriteRequest = {
+      object,
+      wireKind: kindOfObject(object),
+      namespace: options.namespace,
+      dryRun: options.dryRun,
+    };
+    // A retried create either succeeds once or reports AlreadyExists: safe only with a fixed name.
+    return retrying(
+      () => this.transport.create(req),
+      object.metadata?.name ? 'idempotent' : 'once',
+      this.retry,
+    ) as Promise<T>;
+  }
+
+  createManifest(manifest: string, options: WriteOptions = {}): Promise<KubeObject> {
+    return retrying(
+      () => this.transport.create({ manifest, namespace: options.namespace, dryRun: options.dryRun }),
+      'once',
+      this.retry,
+    );
+  }
+
+  update<T extends KubeObject>(object: T, options: WriteOptions = {}): Promise<T> {
+    const req: WriteRequest = {
+      object,
+      wireKind: kindOfObject(object),
+      namespace: options.namespace,
+      dryRun: options.dryRun,
+    };
+    return retrying(
+      () => this.transport.update(req),
+      object.metadata?.resourceVersion ? 'idempotent' : 'once',
+      this.retry,
+    ) as Promise<T>;
+  }
+
+  updateStatus<T extends KubeObject>(object: T, options: WriteOptions = {}): Promise<T> {
+    const req: WriteRequest = {
+      object,
+      wireKind: kindOfObject(object),
+      namespace: options.namespace,
+      dryRun: options.dryRun,
+    };
+    return retrying(
+      () => this.transport.updateStatus(req),
+      object.metadata?.resourceVersion ? 'idempotent' : 'once',
+      this.retry,
+    ) as Promise<T>;
+  }
+
+  patch<K extends KindName>(
+    kind: K,
+    name: string,
+    patch: unknown,
+    options: PatchOptions = {},
+  ): Promise<KindMap[K]> {
+    kindInfo(kind);
+    const req: PatchRequest = {
+      kind,
+      name,
+      namespace: options.namespace ?? '',
+      patchType: options.type ?? 'merge',
+      patch: typeof patch === 'string' ? patch : JSON.stringify(patch),
+      subresource: options.subresource ?? '',
+      dryRun: options.dryRun ?? false,
+    };
+    return retrying(() => this.transport.patch(req), 'once', this.retry) as Promise<KindMap[K]>;
+  }
+
+  delete<K extends KindName>(
+    kind: K,
+    name: string,
+    options: DeleteOptions = {},
+  ): Promise<{ object: KindMap[K]; deleted: boolean }> {
+    const req: DeleteRequest = {
+      kind,
+      name,
+      namespace: options.namespace ?? '',
+      propagationPolicy: options.propagationPolicy ?? '',
+      dryRun: options.dryRun ?? false,
+      ...(options.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: options.gracePeriodSeconds } : {}),
+      ...(options.preconditions ? { preconditions: options.preconditions } : {}),
+    };
+    return retrying(
+      () => this.transport.delete(req),
+      options.preconditions ? 'idempotent' : 'once',
+      this.retry,
+    ) as Promise<{ object: KindMap[K]; deleted: boolean }>;
+  }
+
+  close(): void {
+    this.transport.close();
+  }
+}

@@ -1,0 +1,872 @@
+/**
+ * The apiserver: the only component that touches the store. Every request, in-process or
+ * over gRPC, goes through the same steps: resolve the kind, authorize, take in the object
+ * (schema-checked), admission, defaulting and validation, then a compare-and-swap write;
+ * reads and watches are served from the watch cache.
+ */
+import { randomUUID } from 'node:crypto';
+import { ApiError, invalid, notFound } from '../../client/api/errors.js';
+import type { KindInfo } from '../../client/api/kinds.js';
+import type { Identity, LocalApi, LocalWatch, LocalWatchSink, WriteRequest } from '../../client/api/local.js';
+import type {
+  DeleteRequest,
+  GetRequest,
+  KubeObject,
+  ListRequest,
+  ListResult,
+  ObjectMeta,
+  PatchRequest,
+  WatchRequest,
+} from '../../client/api/types.js';
+import type { FieldError } from '../../client/api/validation.js';
+import { rfc3339, type Clock } from '../../client/util/clock.js';
+import { clone, deepEqual } from '../../client/util/objects.js';
+import type { Logger } from '../logging.js';
+import { isStorageError, StorageError, type KeyValue, type Storage } from '../storage/types.js';
+import { admitCreate, admitDelete, PROTECTED_NAMESPACES, type AdmissionContext } from './admission.js';
+import { roleAuthorizer, type Authorizer } from './auth.js';
+import { Cacher } from './cacher.js';
+import { decodeStored, encodeForStore, kindPrefix, objectKey } from './codec.js';
+import { DEFAULT_MAX_OBJECT_BYTES, intakeObject, tooLarge } from './intake.js';
+import { applyPatch } from './patch.js';
+import { Registry } from './registry/index.js';
+import type { Strategy } from './registry/strategy.js';
+import {
+  decodeContinue,
+  encodeContinue,
+  fieldSelectorOf,
+  kindOf,
+  labelSelectorOf,
+  propagationPolicyOf,
+  resourceVersionOf,
+} from './requests.js';
+import { validateObjectMeta, validateObjectMetaUpdate } from './validation/meta.js';
+import type { CachedObject, WatchFilter, WatchSink, WatchStart } from './watchcache.js';
+
+export interface ApiServerOptions {
+  storage: Storage;
+  clock: Clock;
+  logger: Logger;
+  authorizer?: Authorizer;
+  maxObjectBytes?: number;
+  /** Watch-cache history window and BOOKMARK period; see Cacher. */
+  historyMs?: number;
+  bookmarkMs?: number;
+  /** Extra admission for writes (e.g. the node restriction), run after the built-in plugins. */
+  admission?: Array<(ctx: AdmissionContext) => void | Promise<void>>;
+}
+
+/** A list whose items keep their cache entries (the wire layer reuses their encoding). */
+export interface CachedList {
+  items: CachedObject[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+const GENERATE_NAME_ATTEMPTS = 5;
+const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+
+export class ApiServer implements LocalApi {
+  readonly registry: Registry;
+  readonly cacher: Cacher;
+  private readonly storage: Storage;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly authorize: Authorizer;
+  private readonly maxObjectBytes: number;
+  private readonly extraAdmission: NonNullable<ApiServerOptions['admission']>;
+
+  constructor(options: ApiServerOptions) {
+    this.storage = options.storage;
+    this.clock = options.clock;
+    this.logger = options.logger;
+    this.authorize = options.authorizer ?? roleAuthorizer;
+    this.maxObjectBytes = options.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
+    this.extraAdmission = options.admission ?? [];
+    this.registry = new Registry();
+    this.cacher = new Cacher(
+      this.storage,
+      this.registry
+        .all()
+        .map((s) => ({ info: s.info, getField: (o: KubeObject, f: string) => this.registry.field(s, o, f) })),
+      {
+        clock: this.clock,
+        logger: this.logger,
+        historyMs: options.historyMs,
+        bookmarkMs: options.bookmarkMs,
+      },
+    );
+  }
+
+  /** Fills the watch caches and makes sure the namespaces every cluster has exist. */
+  async start(): Promise<void> {
+    await this.cacher.start();
+    const system: Identity = { name: 'system:apiserver', role: 'admin' };
+    for (const name of PROTECTED_NAMESPACES) {
+      try {
+        await this.create(system, { object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+      } catch (err) {
+        if (!(err instanceof ApiError && err.reason === 'AlreadyExists')) throw err;
+      }
+    }
+  }
+
+  stop(): void {
+    this.cacher.stop();
+  }
+
+  // ================================================================== reads
+
+  async get(id: Identity, req: GetRequest): Promise<KubeObject> {
+    return this.guard(async () => {
+      const strategy = this.strategyOf(req.kind);
+      const info = strategy.info;
+      const namespace = this.namespaceOf(info, req.namespace);
+      const name = this.requireName(info, req.name);
+      this.authorize(id, { verb: 'get', info, namespace, name });
+      const rv = resourceVersionOf(req.resourceVersion);
+      const key = objectKey(info, namespace, name);
+      if (rv !== undefined) {
+        if (rv > 0 && !(await this.cacher.waitFor(rv))) throw tooLargeResourceVersion(rv);
+        const cached = this.cacher.cache(info).get(key);
+        if (!cached) throw notFound(info.kind, name, namespace);
+        return cached.object;
+      }
+      const kv = await this.storage.get(key);
+      if (!kv) throw notFound(info.kind, name, namespace);
+      return decodeStored(kv.value, kv.modRevision);
+    });
+  }
+
+  async list(id: Identity, req: ListRequest): Promise<ListResult> {
+    const result = await this.listCached(id, req);
+    return { ...result, items: result.items.map((i) => i.object) };
+  }
+
+  async listCached(id: Identity, req: ListRequest): Promise<CachedList> {
+    return this.guard(async () => {
+      const strategy = this.strategyOf(req.kind);
+      const info = strategy.info;
+      const namespace = info.namespaced && req.namespace ? req.namespace : undefined;
+      this.authorize(id, { verb: 'list', info, namespace });
+      const filter = this.filterOf(strategy, namespace, req.labelSelector, req.fieldSelector);
+      const limit = req.limit ?? 0;
+      if (limit < 0)
+        throw new ApiError('BadRequest', 'limit must be zero (everything) or a positive page size');
+      const prefix = kindPrefix(info, namespace);
+
+      if (req.continue) {
+        if (req.resourceVersion)
+          throw new ApiError('BadRequest', 'send either continue or resourceVersion, not both');
+        const token = decodeContinue(req.continue, prefix);
+        return this.listFromStore(strategy, filter, prefix, token.rv, token.after, limit);
+      }
+
+      const rv = resourceVersionOf(req.resourceVersion);
+      const match = req.resourceVersionMatch;
+      if (match && match !== 'NotOlderThan' && match !== 'Exact') {
+        throw new ApiError(
+          'BadRequest',
+          `resourceVersionMatch "${match}" is not supported; use NotOlderThan or Exact`,
+        );
+      }
+      if (match === 'Exact') {
+        if (!rv)
+          throw new ApiError(
+            'BadRequest',
+            'resourceVersionMatch=Exact needs a resourceVersion other than "" and "0"',
+          );
+        return this.listFromStore(strategy, filter, prefix, rv, undefined, limit);
+      }
+      if (rv === undefined) {
+        // A consistent read: the cache must have seen the store's current revision.
+        if (!(await this.cacher.waitUntilFresh())) {
+          return this.listFromStore(
+            strategy,
+            filter,
+            prefix,
+            await this.storage.currentRevision(),
+            undefined,
+            limit,
+          );
+        }
+      } else if (rv > 0 && !(await this.cacher.waitFor(rv))) {
+        throw tooLargeResourceVersion(rv);
+      }
+
+      const cache = this.cacher.cache(info);
+      const revision = cache.resourceVersion;
+      const page = cache.list(filter, { limit });
+      const result: CachedList = { items: page.items, resourceVersion: String(revision) };
+      if (page.more) {
+        const last = page.items[page.items.length - 1].key;
+        result.continue = encodeContinue(revision, last);
+        if (!filter.namespace && !filter.labels && !filter.fields)
+          result.remainingItemCount = cache.countAfter(last);
+      }
+      return result;
+    });
+  }
+
+  /** A page at a fixed revision from the store, filled up to `limit` matches. */
+  private async listFromStore(
+    strategy: Strategy,
+    filter: WatchFilter,
+    prefix: string,
+    revision: number,
+    after: string | undefined,
+    limit: number,
+  ): Promise<CachedList> {
+    const cache = this.cacher.cache(strategy.info);
+    const items: CachedObject[] = [];
+    let startKey = after !== undefined ? after + '\0' : undefined;
+    const chunk = limit > 0 ? Math.max(limit, 100) : 5000;
+    for (;;) {
+      let page;
+      try {
+        page = await this.storage.list(prefix, { revision, limit: chunk, startKey });
+      } catch (err) {
+        if (isStorageError(err, 'Compacted')) {
+          throw new ApiError(
+            'Expired',
+            'the continue token or resourceVersion is too old to give a consistent list (history was compacted); list again from the start',
+          );
+        }
+        throw err;
+      }
+      for (let i = 0; i < page.items.length; i++) {
+        const kv = page.items[i];
+        const object = decodeStored(kv.value, kv.modRevision);
+        if (!cache.matches(filter, object)) continue;
+        items.push({ key: kv.key, object, rv: kv.modRevision });
+        if (limit > 0 && items.length === limit) {
+          const more = i < page.items.length - 1 || page.remaining > 0;
+          const result: CachedList = { items, resourceVersion: String(revision) };
+          if (more) result.continue = encodeContinue(revision, kv.key);
+          return result;
+        }
+      }
+      if (page.remaining === 0 || page.items.length === 0) break;
+      startKey = page.items[page.items.length - 1].key + '\0';
+    }
+    return { items, resourceVersion: String(revision) };
+  }
+
+  async watch(id: Identity, req: WatchRequest, sink: LocalWatchSink): Promise<LocalWatch> {
+    return this.watchCached(id, req, {
+      event: (type, obj) => sink.event(type, obj.object),
+      bookmark: (rv, end) => sink.bookmark(String(rv), end),
+      end: (err) => sink.end(err),
+    });
+  }
+
+  async watchCached(id: Identity, req: WatchRequest, sink: WatchSink): Promise<LocalWatch> {
+    return this.guard(async () => {
+      const strategy = this.strategyOf(req.kind);
+      const info = strategy.info;
+      const namespace = info.namespaced && req.namespace ? req.namespace : undefined;
+      this.authorize(id, { verb: 'watch', info, namespace });
+      const filter = this.filterOf(strategy, namespace, req.labelSelector, req.fieldSelector);
+      const rv = resourceVersionOf(req.resourceVersion);
+      const timeoutSeconds = req.timeoutSeconds ?? 0;
+      if (timeoutSeconds < 0) throw new ApiError('BadRequest', 'timeoutSeconds must not be negative');
+
+      let start: WatchStart;
+      if (req.sendInitialEvents) {
+        if (!req.allowWatchBookmarks) {
+          throw new ApiError(
+            'BadRequest',
+            'sendInitialEvents needs allowWatchBookmarks=true (the end of the initial events is a bookmark)',
+          );
+        }
+        if (rv === undefined) await this.cacher.waitUntilFresh();
+        else if (rv > 0 && !(await this.cacher.waitFor(rv))) throw tooLargeResourceVersion(rv);
+        start = { initialEvents: true, initialEventsEndBookmark: true, bookmarks: true };
+      } else if (rv === undefined || rv === 0) {
+        if (rv === undefined) await this.cacher.waitUntilFresh();
+        start = { initialEvents: true, bookmarks: req.allowWatchBookmarks ?? false };
+      } else {
+        if (!(await this.cacher.waitFor(rv))) throw tooLargeResourceVersion(rv);
+        start = { initialEvents: false, fromRevision: rv, bookmarks: req.allowWatchBookmarks ?? false };
+      }
+
+      let timer: ReturnType<Clock['setTimeout']> | undefined;
+      let ended = false;
+      const wrapped: WatchSink = {
+        event: (type, obj) => !ended && sink.event(type, obj),
+        bookmark: (r, end) => {
+          if (!ended) sink.bookmark(r, end);
+        },
+        end: (err) => {
+          if (ended) return;
+          ended = true;
+          if (timer) this.clock.clearTimeout(timer);
+          sink.end(err);
+        },
+      };
+      const watcher = this.cacher.cache(info).watch(start, filter, wrapped);
+      const stop = () => {
+        watcher.stop();
+        wrapped.end();
+      };
+      if (timeoutSeconds > 0 && !ended) timer = this.clock.setTimeout(stop, timeoutSeconds * 1000);
+      return { stop };
+    });
+  }
+
+  // ================================================================== writes
+
+  async create(id: Identity, req: WriteRequest): Promise<KubeObject> {
+    return this.guard(async () => {
+      const { info, object: obj } = intakeObject(req, this.maxObjectBytes);
+      const strategy = this.registry.get(info);
+      const meta: ObjectMeta = (obj.metadata ??= {});
+      const namespace = this.namespaceForWrite(info, meta, req.namespace);
+      this.authorize(id, { verb: 'create', info, namespace, name: meta.name });
+      if (meta.resourceVersion) {
+        throw invalid(info.kind, meta.name ?? '', [
+          {
+            field: 'metadata.resourceVersion',
+            type: 'FieldValueForbidden',
+            message: 'must not be set on create; remove it',
+          },
+        ]);
+      }
+
+      const now = this.clock.now();
+      meta.uid = randomUUID();
+      meta.creationTimestamp = rfc3339(now);
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+      if (strategy.tracksGeneration) meta.generation = 1;
+      else delete meta.generation;
+      strategy.prepareForCreate?.(obj, { now });
+      strategy.applyDefaults?.(obj);
+      await this.admit({ op: 'create', id, info, object: obj });
+      this.validateOrThrow(strategy, obj, [
+        ...validateObjectMeta(meta, {
+          namespaced: info.namespaced,
+          nameRule: strategy.nameRule,
+          generated: !meta.name,
+        }),
+        ...strategy.validate(obj),
+      ]);
+      const generated = !meta.name;
+      for (let attempt = 0; ; attempt++) {
+        if (generated) meta.name = meta.generateName + randomSuffix();
+        const key = objectKey(info, namespace, meta.name!);
+        if (req.dryRun) return obj;
+        try {
+          const kv = await this.storage.create(key, this.encode(obj));
+          return decodeStored(kv.value, kv.modRevision);
+        } catch (err) {
+          if (isStorageError(err, 'KeyExists')) {
+            if (generated && attempt < GENERATE_NAME_ATTEMPTS) continue;
+            throw new ApiError(
+              'AlreadyExists',
+              `${info.plural} "${meta.name}" already exists${namespace ? ` in namespace "${namespace}"` : ''}; update it instead or choose another name`,
+              {
+                kind: info.kind,
+                name: meta.name,
+                namespace,
+              },
+            );
+          }
+          throw err;
+        }
+      }
+    });
+  }
+
+  update(id: Identity, req: WriteRequest): Promise<KubeObject> {
+    return this.guard(() => this.replace(id, req, ''));
+  }
+
+  updateStatus(id: Identity, req: WriteRequest): Promise<KubeObject> {
+    return this.guard(() => this.replace(id, req, 'status'));
+  }
+
+  private async replace(id: Identity, req: WriteRequest, subresource: '' | 'status'): Promise<KubeObject> {
+    const { info, object: incoming } = intakeObject(req, this.maxObjectBytes);
+    const strategy = this.registry.get(info);
+    if (subresource === 'status' && !info.hasStatus) {
+      throw new ApiError('NotFound', `${info.plural} have no status subresource; use Update`);
+    }
+    const meta: ObjectMeta = (incoming.metadata ??= {});
+    const namespace = this.namespaceForWrite(info, meta, req.namespace);
+    const name = this.requireName(info, meta.name);
+    this.authorize(id, { verb: 'update', info, namespace, name, subresource: subresource || undefined });
+    const precondition = meta.resourceVersion
+      ? resourceVersionOf(meta.resourceVersion, 'metadata.resourceVersion')
+      : undefined;
+    return this.guaranteedUpdate(
+      id,
+      strategy,
+      namespace,
+      name,
+      precondition,
+      req.dryRun ?? false,
+      subresource,
+      (current) => {
+        if (meta.uid && meta.uid !== current.metadata?.uid) {
+          throw conflict(
+            info,
+            name,
+            `the uid in the request (${meta.uid}) is not the object's uid (${current.metadata?.uid}); it was deleted and created again`,
+          );
+        }
+        return clone(incoming);
+      },
+    );
+  }
+
+  async patch(id: Identity, req: PatchRequest): Promise<KubeObject> {
+    return this.guard(async () => {
+      const strategy = this.strategyOf(req.kind);
+      const info = strategy.info;
+      const namespace = this.namespaceOf(info, req.namespace);
+      const name = this.requireName(info, req.name);
+      const subresource = req.subresource === 'status' ? 'status' : '';
+      if (req.subresource && req.subresource !== 'status') {
+        throw new ApiError(
+          'BadRequest',
+          `subresource "${req.subresource}" is not supported; use "" or "status"`,
+        );
+      }
+      if (subresource === 'status' && !info.hasStatus)
+        throw new ApiError('NotFound', `${info.plural} have no status subresource`);
+      this.authorize(id, { verb: 'patch', info, namespace, name, subresource: subresource || undefined });
+      const patchText = req.patch ?? '';
+      if (patchText.length > this.maxObjectBytes) throw tooLarge(patchText.length, this.maxObjectBytes);
+      let document: unknown;
+      try {
+        document = JSON.parse(patchText);
+      } catch (err) {
+        throw new ApiError('BadRequest', `the patch is not valid JSON: ${(err as Error).message}`);
+      }
+      const patchType = req.patchType ?? '';
+      const pinned = pinnedResourceVersion(patchType, document);
+      return this.guaranteedUpdate(
+        id,
+        strategy,
+        namespace,
+        name,
+        pinned,
+        req.dryRun ?? false,
+        subresource,
+        (current) => {
+          const patched = applyPatch(patchType, clone(current), document);
+          const { object } = intakeObject(
+            { object: patched as KubeObject, wireKind: info.kind },
+            this.maxObjectBytes,
+          );
+          const m = (object.metadata ??= {});
+          if (m.name !== name || (info.namespaced && m.namespace !== namespace)) {
+            throw invalid(info.kind, name, [
+              {
+                field: 'metadata.name',
+                type: 'FieldValueForbidden',
+                message: 'a patch may not change the name or namespace',
+              },
+            ]);
+          }
+          return object;
+        },
+      );
+    });
+  }
+
+  /**
+   * The read-modify-write loop of every update: read the current object (the cache's copy
+   * first, the store's after a conflict), build the new one, write with compare-and-swap,
+   * and try again on conflict unless the client pinned a resourceVersion.
+   */
+  private async guaranteedUpdate(
+    id: Identity,
+    strategy: Strategy,
+    namespace: string | undefined,
+    name: string,
+    precondition: number | undefined,
+    dryRun: boolean,
+    subresource: '' | 'status',
+    build: (current: KubeObject) => KubeObject,
+  ): Promise<KubeObject> {
+    const info = strategy.info;
+    const key = objectKey(info, namespace, name);
+    let current: KeyValue | undefined;
+    const cached = this.cacher.cache(info).get(key);
+    let currentObj: KubeObject | undefined = cached?.object;
+    let currentRv = cached?.rv ?? 0;
+    for (let attempt = 0; ; attempt++) {
+      if (!currentObj) {
+        current = await this.storage.get(key);
+        if (!current) throw notFound(info.kind, name, namespace);
+        currentObj = decodeStored(current.value, current.modRevision);
+        currentRv = current.modRevision;
+      }
+      if (precondition !== undefined && precondition !== currentRv) {
+        // The cache may lag the store: only the store's answer is a real conflict.
+        if (cached && attempt === 0 && currentObj === cached.object) {
+          currentObj = undefined;
+          continue;
+        }
+        throw conflict(
+          info,
+          name,
+          'the object has been modified; get the latest version, apply your changes to it and try again',
+        );
+      }
+      const next = build(currentObj);
+      const outcome = await this.prepareUpdate(id, strategy, next, currentObj, subresource);
+      if (outcome === 'unchanged') return currentObj;
+      if (dryRun) return next;
+      try {
+        if (outcome === 'delete') {
+          const gone = await this.storage.delete(key, currentRv);
+          return decodeStored(gone.value, gone.modRevision);
+        }
+        const kv = await this.storage.update(key, this.encode(next), currentRv);
+        return decodeStored(kv.value, kv.modRevision);
+      } catch (err) {
+        if (isStorageError(err, 'Conflict') || isStorageError(err, 'NotFound')) {
+          if (attempt >= 20) throw conflict(info, name, 'the object keeps changing; try again');
+          currentObj = undefined;
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** Carries over what the client may not change, then admission and validation. */
+  private async prepareUpdate(
+    id: Identity,
+    strategy: Strategy,
+    next: KubeObject,
+    current: KubeObject,
+    subresource: '' | 'status',
+  ): Promise<'write' | 'unchanged' | 'delete'> {
+    const info = strategy.info;
+    const cur = current as KubeObject & { spec?: unknown; status?: unknown };
+    const n = next as KubeObject & { spec?: unknown; status?: unknown };
+    const curMeta = current.metadata ?? {};
+    if (subresource === 'status') {
+      // A status write changes status only (Kubernetes ResetObjectMetaForStatus).
+      const status = n.status;
+      for (const k of Object.keys(n)) delete (n as Record<string, unknown>)[k];
+      Object.assign(n, clone(cur));
+      if (status === undefined) delete n.status;
+      else n.status = status;
+    } else if (info.hasStatus) {
+      if (cur.status === undefined) delete n.status;
+      else n.status = clone(cur.status);
+    }
+    const m: ObjectMeta = (next.metadata ??= {});
+    // System-managed metadata always comes from the stored object.
+    for (const k of [
+      'uid',
+      'creationTimestamp',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'generation',
+      'generateName',
+    ] as const) {
+      if (curMeta[k] === undefined) delete m[k];
+      else (m as Record<string, unknown>)[k] = curMeta[k];
+    }
+    delete m.resourceVersion;
+
+    strategy.applyDefaults?.(next);
+    if (strategy.tracksGeneration && subresource === '' && !deepEqual(n.spec, cur.spec))
+      m.generation = (curMeta.generation ?? 1) + 1;
+    await this.admit({ op: 'update', id, info, object: next, old: current, subresource });
+    const errors: FieldError[] = [
+      ...validateObjectMeta(m, {
+        namespaced: info.namespaced,
+        nameRule: strategy.nameRule,
+        generated: false,
+      }),
+      ...validateObjectMetaUpdate(m, curMeta),
+      ...strategy.validate(next),
+      ...(subresource === 'status'
+        ? (strategy.validateStatus?.(next, current) ?? [])
+        : (strategy.validateUpdate?.(next, current) ?? [])),
+    ];
+    this.validateOrThrow(strategy, next, errors);
+
+    const { resourceVersion: _rv, ...curMetaNoRv } = curMeta;
+    if (deepEqual({ ...n, metadata: m }, { ...cur, metadata: curMetaNoRv })) return 'unchanged';
+    if (
+      m.deletionTimestamp &&
+      !m.finalizers?.length &&
+      (strategy.readyToDelete?.(next) ?? (m.deletionGracePeriodSeconds ?? 0) === 0)
+    ) {
+      return 'delete';
+    }
+    return 'write';
+  }
+
+  async delete(id: Identity, req: DeleteRequest): Promise<{ object: KubeObject; deleted: boolean }> {
+    return this.guard(async () => {
+      const strategy = this.strategyOf(req.kind);
+      const info = strategy.info;
+      const namespace = this.namespaceOf(info, req.namespace);
+      const name = this.requireName(info, req.name);
+      this.authorize(id, { verb: 'delete', info, namespace, name });
+      const policy = propagationPolicyOf(req.propagationPolicy);
+      if (req.gracePeriodSeconds !== undefined && req.gracePeriodSeconds < 0) {
+        throw new ApiError('BadRequest', 'gracePeriodSeconds must not be negative; use 0 to delete now');
+      }
+      const key = objectKey(info, namespace, name);
+      for (let attempt = 0; ; attempt++) {
+        const kv = await this.storage.get(key);
+        if (!kv) throw notFound(info.kind, name, namespace);
+        const current = decodeStored(kv.value, kv.modRevision);
+        const meta = current.metadata ?? {};
+        const pre = req.preconditions;
+        if (pre?.uid !== undefined && pre.uid !== meta.uid) {
+          throw conflict(
+            info,
+            name,
+            `precondition failed: uid in precondition ${pre.uid}, uid of the object ${meta.uid}`,
+          );
+        }
+        if (pre?.resourceVersion !== undefined && pre.resourceVersion !== meta.resourceVersion) {
+          throw conflict(
+            info,
+            name,
+            `precondition failed: resourceVersion in precondition ${pre.resourceVersion}, resourceVersion of the object ${meta.resourceVersion}`,
+          );
+        }
+        await this.admitDeletion(id, info, current);
+
+        const next = this.planDeletion(strategy, current, req.gracePeriodSeconds, policy);
+        try {
+          if (next === 'delete') {
+            if (req.dryRun) return { object: current, deleted: true };
+            const gone = await this.storage.delete(key, kv.modRevision);
+            return { object: decodeStored(gone.value, gone.modRevision), deleted: true };
+          }
+          if (next === 'unchanged' || req.dryRun)
+            return { object: next === 'unchanged' ? current : next, deleted: false };
+          const updated = await this.storage.update(key, this.encode(next), kv.modRevision);
+          return { object: decodeStored(updated.value, updated.modRevision), deleted: false };
+        } catch (err) {
+          if ((isStorageError(err, 'Conflict') || isStorageError(err, 'NotFound')) && attempt < 20) continue;
+          throw err;
+        }
+      }
+    });
+  }
+
+  /**
+   * Decides what a delete does (Kubernetes' BeforeDelete): remove now, or mark with a
+   * deletionTimestamp while a grace period, the kind's own finalization or finalizers hold it.
+   */
+  private planDeletion(
+    strategy: Strategy,
+    current: KubeObject,
+    requestedGrace: number | undefined,
+    policy: 'Background' | 'Foreground' | 'Orphan',
+  ): KubeObject | 'delete' | 'unchanged' {
+    const now = this.clock.now();
+    const next = clone(current);
+    const meta: ObjectMeta = (next.metadata ??= {});
+    delete meta.resourceVersion;
+    const finalizers = new Set(meta.finalizers ?? []);
+    if (policy === 'Orphan') finalizers.add('orphan');
+    if (policy === 'Foreground') finalizers.add('foregroundDeletion');
+    const finalizersChanged = finalizers.size !== (meta.finalizers?.length ?? 0);
+    if (finalizers.size) meta.finalizers = [...finalizers];
+
+    if (strategy.beginDeletion) {
+      if (meta.deletionTimestamp && !finalizersChanged) return 'unchanged';
+      if (!meta.deletionTimestamp) {
+        meta.deletionTimestamp = rfc3339(now);
+        meta.deletionGracePeriodSeconds = 0;
+      }
+      const waits = strategy.beginDeletion(next, { now });
+      return waits || finalizers.size ? next : 'delete';
+    }
+
+    const grace = strategy.gracePeriod ? strategy.gracePeriod(current, requestedGrace) : 0;
+    if (meta.deletionTimestamp) {
+      const currentGrace = meta.deletionGracePeriodSeconds ?? 0;
+      if (grace >= currentGrace && !finalizersChanged) return 'unchanged';
+      if (grace < currentGrace) {
+        // A shorter grace period wins (e.g. the agent's final delete with 0).
+        meta.deletionGracePeriodSeconds = grace;
+        const shortened = now + grace * 1000;
+        if (shortened < Date.parse(meta.deletionTimestamp)) meta.deletionTimestamp = rfc3339(shortened);
+      }
+      if (grace === 0 && finalizers.size === 0) return 'delete';
+      return next;
+    }
+    if (grace > 0 || finalizers.size) {
+      meta.deletionTimestamp = rfc3339(now + grace * 1000);
+      meta.deletionGracePeriodSeconds = grace;
+      return next;
+    }
+    return 'delete';
+  }
+
+  // ================================================================== helpers
+
+  private async admit(ctx: Omit<AdmissionContext, 'lookup' | 'now'>): Promise<void> {
+    const full: AdmissionContext = {
+      ...ctx,
+      now: this.clock.now(),
+      lookup: (info, ns, name) => this.lookup(info, ns, name),
+    };
+    if (ctx.op === 'create') await admitCreate(full);
+    for (const plugin of this.extraAdmission) await plugin(full);
+  }
+
+  private async admitDeletion(id: Identity, info: KindInfo, object: KubeObject): Promise<void> {
+    const ctx: AdmissionContext = {
+      op: 'delete',
+      id,
+      info,
+      object,
+      now: this.clock.now(),
+      lookup: (i, ns, n) => this.lookup(i, ns, n),
+    };
+    admitDelete(ctx);
+    for (const plugin of this.extraAdmission) await plugin(ctx);
+  }
+
+  /** Reads an object for admission: the cache first, the store when the cache lacks it. */
+  private async lookup(
+    info: KindInfo,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<KubeObject | undefined> {
+    const key = objectKey(info, namespace, name);
+    const cached = this.cacher.cache(info).get(key);
+    if (cached) return cached.object;
+    const kv = await this.storage.get(key);
+    return kv ? decodeStored(kv.value, kv.modRevision) : undefined;
+  }
+
+  private encode(obj: KubeObject): string {
+    const json = encodeForStore(obj);
+    if (json.length > this.maxObjectBytes) throw tooLarge(json.length, this.maxObjectBytes);
+    return json;
+  }
+
+  private validateOrThrow(strategy: Strategy, obj: KubeObject, errors: FieldError[]): void {
+    if (errors.length)
+      throw invalid(strategy.info.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', errors);
+  }
+
+  private strategyOf(kind: string | undefined): Strategy {
+    return this.registry.get(kindOf(kind));
+  }
+
+  private filterOf(
+    strategy: Strategy,
+    namespace: string | undefined,
+    labels: string | undefined,
+    fields: string | undefined,
+  ): WatchFilter {
+    return {
+      namespace,
+      labels: labelSelectorOf(labels),
+      fields: fieldSelectorOf(fields, strategy.info, this.registry.selectableFields(strategy)),
+    };
+  }
+
+  private namespaceOf(info: KindInfo, requested: string | undefined): string | undefined {
+    return info.namespaced ? requested || 'default' : undefined;
+  }
+
+  /** The namespace a written object lives in: its own, else the request's, else "default". */
+  private namespaceForWrite(
+    info: KindInfo,
+    meta: ObjectMeta,
+    requested: string | undefined,
+  ): string | undefined {
+    if (!info.namespaced) {
+      delete meta.namespace;
+      return undefined;
+    }
+    if (meta.namespace && requested && meta.namespace !== requested) {
+      throw new ApiError(
+        'BadRequest',
+        `the namespace of the object (${meta.namespace}) does not match the namespace of the request (${requested}); drop one of them`,
+      );
+    }
+    meta.namespace = meta.namespace || requested || 'default';
+    return meta.namespace;
+  }
+
+  private requireName(info: KindInfo, name: string | undefined): string {
+    if (!name) throw new ApiError('BadRequest', `a ${info.kind} name is required`);
+    return name;
+  }
+
+  /** Runs a request, turning anything that is not an ApiError into one (the server never crashes on input). */
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toApiError(err, this.logger);
+    }
+  }
+}
+
+function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)];
+  return s;
+}
+
+function conflict(info: KindInfo, name: string, why: string): ApiError {
+  return new ApiError('Conflict', `Operation cannot be fulfilled on ${info.plural} "${name}": ${why}`, {
+    kind: info.kind,
+    name,
+  });
+}
+
+function tooLargeResourceVersion(rv: number): ApiError {
+  return new ApiError(
+    'Timeout',
+    `too large resource version: ${rv} is newer than what the server has seen; retry in a moment`,
+    {
+      retryAfterSeconds: 1,
+    },
+  );
+}
+
+/** A merge patch that sets metadata.resourceVersion pins it, like Kubernetes. */
+function pinnedResourceVersion(patchType: string, document: unknown): number | undefined {
+  if (patchType !== 'merge' || typeof document !== 'object' || document === null) return undefined;
+  const rv = (document as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
+  return typeof rv === 'string' && rv ? resourceVersionOf(rv, 'metadata.resourceVersion') : undefined;
+}
+
+export function toApiError(err: unknown, logger?: Logger): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof StorageError) {
+    switch (err.code) {
+      case 'NotFound':
+        return new ApiError('NotFound', err.message);
+      case 'KeyExists':
+        return new ApiError('AlreadyExists', err.message);
+      case 'Conflict':
+        return new ApiError('Conflict', err.message);
+      case 'Compacted':
+        return new ApiError('Expired', err.message);
+      case 'TooLarge':
+        return new ApiError('RequestEntityTooLarge', err.message);
+      default:
+        return new ApiError('Unavailable', `the store is unavailable: ${err.message}`);
+    }
+  }
+  logger?.error({ err: (err as Error)?.stack ?? String(err) }, 'unexpected error while serving a request');
+  return new ApiError(
+    'InternalError',
+    `internal error: ${(err as Error)?.message ?? String(err)}; the server logged the details`,
+  );
+}

@@ -1,0 +1,217 @@
+/**
+ * Keeps one WatchCache per kind in step with the store through a single watch on the whole
+ * keyspace: every cache learns every revision, so bookmarks and freshness checks use the
+ * store's global revision. If the store's watch fails (compaction overtook us, or the backend
+ * was unreachable for too long) the caches are rebuilt from a fresh list and every client
+ * watch ends as expired, so clients relist; nothing is ever silently skipped.
+ */
+import { ApiError } from '../../client/api/errors.js';
+import type { KindInfo } from '../../client/api/kinds.js';
+import type { KubeObject } from '../../client/api/types.js';
+import type { Clock } from '../../client/util/clock.js';
+import type { Logger } from '../logging.js';
+import type { Storage, StorageEvent, WatchHandle } from '../storage/types.js';
+import { decodeStored, kindOfKey, REGISTRY_PREFIX } from './codec.js';
+import { WatchCache, type CacheEvent, type CachedObject } from './watchcache.js';
+
+export interface CacherOptions {
+  clock: Clock;
+  logger: Logger;
+  historyMs?: number;
+  historyMax?: number;
+  /** BOOKMARK period (default 10 s): clients use bookmarks to tell a quiet watch from a dead one. */
+  bookmarkMs?: number;
+  /** How long a consistent read waits for the cache before reading the store (default 3 s). */
+  freshnessTimeoutMs?: number;
+}
+
+type FieldGetter = (obj: KubeObject, field: string) => string | undefined;
+
+export class Cacher {
+  private readonly caches = new Map<string, WatchCache>();
+  private storeWatch: WatchHandle | undefined;
+  private revision = 0;
+  private waiters: Array<{ rv: number; resolve(ok: boolean): void }> = [];
+  private bookmarkTimer: ReturnType<Clock['setTimeout']> | undefined;
+  private stopped = false;
+  private ready: Promise<void> | undefined;
+
+  constructor(
+    private readonly storage: Storage,
+    kinds: Array<{ info: KindInfo; getField: FieldGetter }>,
+    private readonly options: CacherOptions,
+  ) {
+    for (const k of kinds) {
+      this.caches.set(
+        k.info.plural,
+        new WatchCache(k.info, k.getField, {
+          historyMs: options.historyMs ?? 5 * 60_000,
+          historyMax: options.historyMax ?? 100_000,
+          now: () => options.clock.now(),
+        }),
+      );
+    }
+  }
+
+  cache(info: KindInfo): WatchCache {
+    const c = this.caches.get(info.plural);
+    if (!c) throw new Error(`no watch cache for ${info.kind}`);
+    return c;
+  }
+
+  get resourceVersion(): number {
+    return this.revision;
+  }
+
+  /** Lists the store and starts watching it; resolves when every cache is filled. */
+  start(): Promise<void> {
+    this.ready ??= this.load();
+    this.scheduleBookmark();
+    return this.ready;
+  }
+
+  private async load(): Promise<void> {
+    const revision = await this.storage.currentRevision();
+    const byKind = new Map<string, CachedObject[]>();
+    let startKey: string | undefined;
+    // Paged, so a large store does not become one huge response (etcd) or one long stall.
+    for (;;) {
+      const page = await this.storage.list(REGISTRY_PREFIX, { revision, limit: 5000, startKey });
+      for (const kv of page.items) {
+        const plural = kindOfKey(kv.key);
+        if (!plural || !this.caches.has(plural)) continue;
+        const list = byKind.get(plural) ?? [];
+        list.push({ key: kv.key, object: decodeStored(kv.value, kv.modRevision), rv: kv.modRevision });
+        byKind.set(plural, list);
+      }
+      if (page.remaining === 0 || page.items.length === 0) break;
+      startKey = page.items[page.items.length - 1].key + '\0';
+    }
+    for (const [plural, cache] of this.caches) cache.reset(byKind.get(plural) ?? [], revision);
+    this.setRevision(revision);
+    this.storeWatch?.cancel();
+    this.storeWatch = this.storage.watch('', revision, {
+      onEvents: (events) => this.onStoreEvents(events),
+      onProgress: (rv) => this.setRevision(rv),
+      onError: (err) => {
+        if (this.stopped) return;
+        this.options.logger.warn(
+          { err: err.message, code: err.code },
+          'store watch ended; rebuilding the watch caches',
+        );
+        this.ready = this.retryLoad();
+      },
+    });
+  }
+
+  private async retryLoad(): Promise<void> {
+    let delay = 200;
+    while (!this.stopped) {
+      try {
+        await this.load();
+        return;
+      } catch (err) {
+        this.options.logger.error(
+          { err: (err as Error).message },
+          `cannot list the store; retrying in ${delay} ms`,
+        );
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  }
+
+  private onStoreEvents(events: StorageEvent[]): void {
+    const now = this.options.clock.now();
+    const perKind = new Map<WatchCache, CacheEvent[]>();
+    let maxRv = this.revision;
+    for (const e of events) {
+      if (e.revision > maxRv) maxRv = e.revision;
+      const plural = kindOfKey(e.key);
+      const cache = plural ? this.caches.get(plural) : undefined;
+      if (!cache) continue;
+      let object: KubeObject;
+      try {
+        object = decodeStored(e.value, e.revision);
+      } catch (err) {
+        this.options.logger.error(
+          { key: e.key, err: (err as Error).message },
+          'undecodable object in the store; skipped',
+        );
+        continue;
+      }
+      const prev = cache.get(e.key);
+      const cur: CachedObject = { key: e.key, object, rv: e.revision };
+      const type = e.type === 'delete' ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
+      let list = perKind.get(cache);
+      if (!list) perKind.set(cache, (list = []));
+      list.push({ type, rv: e.revision, cur, prev, at: now });
+    }
+    for (const [cache, list] of perKind) cache.apply(list);
+    this.setRevision(maxRv);
+  }
+
+  private setRevision(rv: number): void {
+    if (rv <= this.revision) return;
+    this.revision = rv;
+    for (const cache of this.caches.values()) cache.advance(rv);
+    if (this.waiters.length) {
+      const still: typeof this.waiters = [];
+      for (const w of this.waiters) {
+        if (w.rv <= rv) w.resolve(true);
+        else still.push(w);
+      }
+      this.waiters = still;
+    }
+  }
+
+  /**
+   * Waits until the caches reflect revision `rv` (a consistent read after a write, or a
+   * client asking for at least a revision). Resolves false on timeout.
+   */
+  waitFor(rv: number, timeoutMs = this.options.freshnessTimeoutMs ?? 3000): Promise<boolean> {
+    if (rv <= this.revision) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        rv,
+        resolve: (ok: boolean) => {
+          clearTimeout(timer);
+          resolve(ok);
+        },
+      };
+      // Real time, not the injectable clock: this bounds a network wait, not product logic.
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      timer.unref?.();
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Waits until the caches reflect the store's current revision. */
+  async waitUntilFresh(): Promise<boolean> {
+    await this.start();
+    return this.waitFor(await this.storage.currentRevision());
+  }
+
+  private scheduleBookmark(): void {
+    if (this.stopped || this.bookmarkTimer) return;
+    const period = this.options.bookmarkMs ?? 10_000;
+    this.bookmarkTimer = this.options.clock.setTimeout(() => {
+      this.bookmarkTimer = undefined;
+      for (const cache of this.caches.values()) cache.bookmark();
+      this.scheduleBookmark();
+    }, period);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.storeWatch?.cancel();
+    if (this.bookmarkTimer) this.options.clock.clearTimeout(this.bookmarkTimer);
+    const err = new ApiError('Unavailable', 'the server is shutting down; watch again when it is back');
+    for (const cache of this.caches.values()) cache.close(err);
+    for (const w of this.waiters) w.resolve(false);
+    this.waiters = [];
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * How objects live in the store: JSON without metadata.resourceVersion (the store's revision
+ * is the resourceVersion, and etcd only knows it after the write), under
+ * /registry/<plural>/<namespace>/<name> or /registry/<plural>/<name>.
+ */
+import type { KindInfo } from '../../client/api/kinds.js';
+import type { KubeObject } from '../../client/api/types.js';
+import { deepFreeze } from '../../client/util/objects.js';
+
+export const REGISTRY_PREFIX = '/registry/';
+
+export function objectKey(info: KindInfo, namespace: string | undefined, name: string): string {
+  return info.namespaced
+    ? `${REGISTRY_PREFIX}${info.plural}/${namespace}/${name}`
+    : `${REGISTRY_PREFIX}${info.plural}/${name}`;
+}
+
+/** The prefix under which a kind's objects (in one namespace, or all) live. */
+export function kindPrefix(info: KindInfo, namespace?: string): string {
+  return info.namespaced && namespace
+    ? `${REGISTRY_PREFIX}${info.plural}/${namespace}/`
+    : `${REGISTRY_PREFIX}${info.plural}/`;
+}
+
+/** The plural of the kind a key belongs to, or undefined for keys outside the registry. */
+export function kindOfKey(key: string): string | undefined {
+  if (!key.startsWith(REGISTRY_PREFIX)) return undefined;
+  const end = key.indexOf('/', REGISTRY_PREFIX.length);
+  return end < 0 ? undefined : key.slice(REGISTRY_PREFIX.length, end);
+}
+
+export function encodeForStore(obj: KubeObject): string {
+  const meta = obj.metadata;
+  if (meta?.resourceVersion === undefined) return JSON.stringify(obj);
+  const { resourceVersion: _rv, ...rest } = meta;
+  return JSON.stringify({ ...obj, metadata: rest });
+}
+
+/** Parses a stored object, stamps its resourceVersion and freezes it (caches share it). */
+export function decodeStored(value: string, revision: number): KubeObject {
+  const obj = JSON.parse(value) as KubeObject;
+  obj.metadata = { ...obj.metadata, resourceVersion: String(revision) };
+  return deepFreeze(obj);
+}

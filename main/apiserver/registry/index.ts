@@ -1,0 +1,50 @@
+/** Every kind's strategy, looked up by KindInfo. Adding a kind: one line here. */
+import { KINDS, type KindInfo } from '../../../client/api/kinds.js';
+import type { KubeObject } from '../../../client/api/types.js';
+import { controllerRevisionStrategy } from './controllerrevision.js';
+import { daemonSetStrategy } from './daemonset.js';
+import { eventStrategy } from './event.js';
+import { leaseStrategy } from './lease.js';
+import { namespaceStrategy } from './namespace.js';
+import { nodeStrategy } from './node.js';
+import { podStrategy } from './pod.js';
+import type { Strategy } from './strategy.js';
+
+const STRATEGIES: Strategy<any>[] = [
+  namespaceStrategy,
+  nodeStrategy,
+  podStrategy,
+  eventStrategy,
+  leaseStrategy,
+  daemonSetStrategy,
+  controllerRevisionStrategy,
+];
+
+export class Registry {
+  private readonly byKind = new Map<string, Strategy>();
+
+  constructor() {
+    for (const s of STRATEGIES) this.byKind.set(s.info.kind, s);
+    for (const k of KINDS) if (!this.byKind.has(k.kind)) throw new Error(`no strategy for kind ${k.kind}`);
+  }
+
+  get(info: KindInfo): Strategy {
+    return this.byKind.get(info.kind)!;
+  }
+
+  all(): Strategy[] {
+    return [...this.byKind.values()];
+  }
+
+  selectableFields(s: Strategy): string[] {
+    const extra = Object.keys(s.selectableFields ?? {});
+    return ['metadata.name', ...(s.info.namespaced ? ['metadata.namespace'] : []), ...extra];
+  }
+
+  /** The value of a field-selector field of an object. */
+  field(s: Strategy, obj: KubeObject, field: string): string | undefined {
+    if (field === 'metadata.name') return obj.metadata?.name ?? '';
+    if (field === 'metadata.namespace') return obj.metadata?.namespace ?? '';
+    return s.selectableFields?.[field]?.(obj);
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * What the generic registry needs to know of a kind: its defaults, its validation, which
+ * fields selectors may use, and how it is deleted. One file per kind implements it.
+ */
+import type { KindInfo } from '../../../client/api/kinds.js';
+import type { KubeObject } from '../../../client/api/types.js';
+import type { FieldError } from '../../../client/api/validation.js';
+
+export interface StrategyContext {
+  now: number;
+}
+
+export interface Strategy<T extends KubeObject = KubeObject> {
+  readonly info: KindInfo;
+  /** DNS-1123 subdomain (most kinds) or label (namespaces). */
+  readonly nameRule: 'subdomain' | 'label';
+  /** metadata.generation is bumped when the spec changes. */
+  readonly tracksGeneration: boolean;
+  /** Field-selector fields besides metadata.name and metadata.namespace. */
+  readonly selectableFields?: Record<string, (obj: T) => string | undefined>;
+  /** Fills defaults (on create, and on update for fields a client may omit). */
+  applyDefaults?(obj: T): void;
+  /** Resets what a client may not set on create (e.g. a pod's status). */
+  prepareForCreate?(obj: T, ctx: StrategyContext): void;
+  validate(obj: T): FieldError[];
+  validateUpdate?(obj: T, old: T): FieldError[];
+  validateStatus?(obj: T, old: T): FieldError[];
+  /**
+   * Graceful deletion: the grace period to apply, or 0 to delete now. Only kinds whose
+   * deletion waits for an agent (pods) implement it.
+   */
+  gracePeriod?(obj: T, requested: number | undefined): number;
+  /**
+   * Kinds whose deletion is driven by their own finalizer list (namespaces): mark the object
+   * as terminating instead of deleting it. Returns true when it must wait.
+   */
+  beginDeletion?(obj: T, ctx: StrategyContext): boolean;
+  /** An object being deleted whose own finalization is done may now leave the store. */
+  readyToDelete?(obj: T): boolean;
+}

@@ -1,0 +1,380 @@
+/**
+ * Pod spec validation (Kubernetes' ValidatePodSpec), shared by pods and pod templates.
+ */
+import { parseQuantity } from '../../../client/api/quantity.js';
+import type {
+  Container,
+  NodeSelectorTerm,
+  PodSpec,
+  Probe,
+  Toleration,
+  Volume,
+} from '../../../client/api/types.js';
+import {
+  duplicate,
+  forbidden,
+  invalid,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isQualifiedName,
+  notSupported,
+  required,
+  validateLabels,
+  type FieldError,
+} from '../../../client/api/validation.js';
+import {
+  isServiceName,
+  validateEnum,
+  validateMin,
+  validatePortNumOrName,
+  validateQuantities,
+} from './common.js';
+
+export const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
+export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+const STANDARD_RESOURCES = ['cpu', 'memory', 'ephemeral-storage', 'pods'];
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+
+export function validatePodSpec(spec: PodSpec | undefined, path: string): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!spec) return [required(path)];
+  const volumes = validateVolumes(spec.volumes, `${path}.volumes`, errors);
+  const names = new Set<string>();
+  if (!spec.containers?.length)
+    errors.push(required(`${path}.containers`, 'a pod needs at least one container'));
+  (spec.initContainers ?? []).forEach((c, i) =>
+    validateContainer(c, `${path}.initContainers[${i}]`, names, volumes, errors, true),
+  );
+  (spec.containers ?? []).forEach((c, i) =>
+    validateContainer(c, `${path}.containers[${i}]`, names, volumes, errors, false),
+  );
+  validateHostPorts(spec, path, errors);
+
+  validateEnum(spec.restartPolicy, `${path}.restartPolicy`, RESTART_POLICIES, errors, false);
+  validateEnum(
+    spec.dnsPolicy,
+    `${path}.dnsPolicy`,
+    ['ClusterFirst', 'ClusterFirstWithHostNet', 'Default', 'None'],
+    errors,
+    false,
+  );
+  validateMin(spec.terminationGracePeriodSeconds, `${path}.terminationGracePeriodSeconds`, 0, errors);
+  validateMin(spec.activeDeadlineSeconds, `${path}.activeDeadlineSeconds`, 1, errors);
+  errors.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
+  if (spec.nodeName)
+    for (const m of isDNS1123Subdomain(spec.nodeName))
+      errors.push(invalid(`${path}.nodeName`, spec.nodeName, m));
+  if (spec.hostname)
+    for (const m of isDNS1123Label(spec.hostname)) errors.push(invalid(`${path}.hostname`, spec.hostname, m));
+  if (spec.schedulerName)
+    for (const m of isDNS1123Subdomain(spec.schedulerName))
+      errors.push(invalid(`${path}.schedulerName`, spec.schedulerName, m));
+  validateEnum(
+    spec.preemptionPolicy,
+    `${path}.preemptionPolicy`,
+    ['PreemptLowerPriority', 'Never'],
+    errors,
+    false,
+  );
+  (spec.tolerations ?? []).forEach((t, i) => validateToleration(t, `${path}.tolerations[${i}]`, errors));
+  validateNodeAffinity(spec, path, errors);
+  return errors;
+}
+
+function validateVolumes(volumes: Volume[] | undefined, path: string, errors: FieldError[]): Set<string> {
+  const names = new Set<string>();
+  (volumes ?? []).forEach((v, i) => {
+    const p = `${path}[${i}]`;
+    if (!v.name) errors.push(required(`${p}.name`));
+    else {
+      for (const m of isDNS1123Label(v.name)) errors.push(invalid(`${p}.name`, v.name, m));
+      if (names.has(v.name)) errors.push(duplicate(`${p}.name`, v.name));
+      names.add(v.name);
+    }
+    const sources = [v.hostPath, v.emptyDir].filter((s) => s !== undefined).length;
+    if (sources === 0) errors.push(required(p, 'must specify a volume type: hostPath or emptyDir'));
+    if (sources > 1) errors.push(forbidden(p, 'may not specify more than 1 volume type'));
+    if (v.hostPath) {
+      if (!v.hostPath.path) errors.push(required(`${p}.hostPath.path`));
+      validateEnum(
+        v.hostPath.type,
+        `${p}.hostPath.type`,
+        ['', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket', 'CharDevice', 'BlockDevice'],
+        errors,
+      );
+    }
+    if (v.emptyDir?.sizeLimit)
+      validateQuantities({ sizeLimit: v.emptyDir.sizeLimit }, `${p}.emptyDir`, errors);
+    validateEnum(v.emptyDir?.medium, `${p}.emptyDir.medium`, ['', 'Memory'], errors);
+  });
+  return names;
+}
+
+function validateContainer(
+  c: Container,
+  path: string,
+  names: Set<string>,
+  volumes: Set<string>,
+  errors: FieldError[],
+  init: boolean,
+): void {
+  if (!c.name) errors.push(required(`${path}.name`));
+  else {
+    for (const m of isDNS1123Label(c.name)) errors.push(invalid(`${path}.name`, c.name, m));
+    if (names.has(c.name)) errors.push(duplicate(`${path}.name`, c.name));
+    names.add(c.name);
+  }
+  if (!c.image && !c.command?.length) {
+    errors.push(required(`${path}.command`, 'set command (the program the agent runs) or image'));
+  }
+  validateEnum(
+    c.imagePullPolicy,
+    `${path}.imagePullPolicy`,
+    ['Always', 'IfNotPresent', 'Never'],
+    errors,
+    false,
+  );
+  validateEnum(
+    c.terminationMessagePolicy,
+    `${path}.terminationMessagePolicy`,
+    ['File', 'FallbackToLogsOnError'],
+    errors,
+    false,
+  );
+  const portNames = new Set<string>();
+  (c.ports ?? []).forEach((port, i) => {
+    const p = `${path}.ports[${i}]`;
+    if (port.containerPort === undefined) errors.push(required(`${p}.containerPort`));
+    else if (port.containerPort < 1 || port.containerPort > 65535)
+      errors.push(
+        invalid(`${p}.containerPort`, port.containerPort, 'must be between 1 and 65535, inclusive'),
+      );
+    if (port.hostPort !== undefined && (port.hostPort < 0 || port.hostPort > 65535))
+      errors.push(invalid(`${p}.hostPort`, port.hostPort, 'must be between 0 and 65535, inclusive'));
+    validateEnum(port.protocol, `${p}.protocol`, ['TCP', 'UDP', 'SCTP'], errors, false);
+    if (port.name) {
+      if (!isServiceName(port.name))
+        errors.push(
+          invalid(
+            `${p}.name`,
+            port.name,
+            'must be at most 15 lowercase letters, digits or "-", with at least one letter',
+          ),
+        );
+      if (portNames.has(port.name)) errors.push(duplicate(`${p}.name`, port.name));
+      portNames.add(port.name);
+    }
+  });
+  (c.env ?? []).forEach((e, i) => {
+    const p = `${path}.env[${i}]`;
+    if (!e.name) errors.push(required(`${p}.name`));
+    else if (!ENV_NAME.test(e.name))
+      errors.push(
+        invalid(
+          `${p}.name`,
+          e.name,
+          'a valid environment variable name must consist of alphabetic characters, digits, "_", "-" or ".", and must not start with a digit',
+        ),
+      );
+    if (e.value !== undefined && e.value !== '' && e.valueFrom)
+      errors.push(invalid(`${p}.valueFrom`, '', 'may not be specified when `value` is not empty'));
+    if (e.valueFrom) {
+      const sources = [e.valueFrom.fieldRef, e.valueFrom.resourceFieldRef].filter(Boolean).length;
+      if (sources !== 1)
+        errors.push(
+          invalid(`${p}.valueFrom`, '', 'must specify exactly one of fieldRef or resourceFieldRef'),
+        );
+      if (e.valueFrom.fieldRef && !e.valueFrom.fieldRef.fieldPath)
+        errors.push(required(`${p}.valueFrom.fieldRef.fieldPath`));
+      if (e.valueFrom.resourceFieldRef && !e.valueFrom.resourceFieldRef.resource)
+        errors.push(required(`${p}.valueFrom.resourceFieldRef.resource`));
+    }
+  });
+  validateResources(c, `${path}.resources`, errors);
+  (c.volumeMounts ?? []).forEach((m, i) => {
+    const p = `${path}.volumeMounts[${i}]`;
+    if (!m.name) errors.push(required(`${p}.name`));
+    else if (!volumes.has(m.name)) errors.push(notSupported(`${p}.name`, m.name, [...volumes]));
+    if (!m.mountPath) errors.push(required(`${p}.mountPath`));
+  });
+  if (init) {
+    for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
+      if (c[probe]) errors.push(forbidden(`${path}.${probe}`, 'may not be set for init containers'));
+    }
+  } else {
+    validateProbe(c.livenessProbe, `${path}.livenessProbe`, errors, true);
+    validateProbe(c.readinessProbe, `${path}.readinessProbe`, errors, false);
+    validateProbe(c.startupProbe, `${path}.startupProbe`, errors, true);
+  }
+}
+
+function validateResources(c: Container, path: string, errors: FieldError[]): void {
+  const { limits, requests } = c.resources ?? {};
+  for (const [which, map] of [
+    ['limits', limits],
+    ['requests', requests],
+  ] as const) {
+    validateQuantities(map, `${path}.${which}`, errors);
+    for (const name of Object.keys(map ?? {})) {
+      if (!STANDARD_RESOURCES.includes(name) && (!name.includes('/') || isQualifiedName(name).length)) {
+        errors.push(
+          notSupported(
+            `${path}.${which}[${name}]`,
+            name,
+            STANDARD_RESOURCES.concat('<domain>/<name> extended resources'),
+          ),
+        );
+      }
+    }
+  }
+  for (const [name, req] of Object.entries(requests ?? {})) {
+    const lim = limits?.[name];
+    if (lim === undefined) continue;
+    try {
+      if (parseQuantity(req).cmp(parseQuantity(lim)) > 0) {
+        errors.push(
+          invalid(`${path}.requests[${name}]`, req, `must be less than or equal to ${name} limit of ${lim}`),
+        );
+      }
+    } catch {
+      // Already reported as an invalid quantity.
+    }
+  }
+}
+
+function validateProbe(
+  probe: Probe | undefined,
+  path: string,
+  errors: FieldError[],
+  successMustBeOne: boolean,
+): void {
+  if (!probe) return;
+  const handlers = [probe.exec, probe.httpGet, probe.tcpSocket].filter((h) => h !== undefined).length;
+  if (handlers === 0) errors.push(required(path, 'must specify a handler type: exec, httpGet or tcpSocket'));
+  if (handlers > 1) errors.push(forbidden(path, 'may not specify more than 1 handler type'));
+  if (probe.exec && !probe.exec.command?.length) errors.push(required(`${path}.exec.command`));
+  if (probe.httpGet) {
+    validatePortNumOrName(probe.httpGet.port, `${path}.httpGet.port`, errors);
+    validateEnum(probe.httpGet.scheme, `${path}.httpGet.scheme`, ['HTTP', 'HTTPS'], errors, false);
+  }
+  if (probe.tcpSocket) validatePortNumOrName(probe.tcpSocket.port, `${path}.tcpSocket.port`, errors);
+  validateMin(probe.initialDelaySeconds, `${path}.initialDelaySeconds`, 0, errors);
+  validateMin(probe.timeoutSeconds, `${path}.timeoutSeconds`, 1, errors);
+  validateMin(probe.periodSeconds, `${path}.periodSeconds`, 1, errors);
+  validateMin(probe.successThreshold, `${path}.successThreshold`, 1, errors);
+  validateMin(probe.failureThreshold, `${path}.failureThreshold`, 1, errors);
+  if (successMustBeOne && probe.successThreshold !== undefined && probe.successThreshold !== 1) {
+    errors.push(invalid(`${path}.successThreshold`, probe.successThreshold, 'must be 1'));
+  }
+}
+
+function validateHostPorts(spec: PodSpec, path: string, errors: FieldError[]): void {
+  const seen = new Set<string>();
+  (spec.containers ?? []).forEach((c, ci) =>
+    (c.ports ?? []).forEach((p, pi) => {
+      if (!p.hostPort) return;
+      const id = `${p.protocol ?? 'TCP'}/${p.hostIP ?? ''}/${p.hostPort}`;
+      if (seen.has(id)) errors.push(duplicate(`${path}.containers[${ci}].ports[${pi}].hostPort`, p.hostPort));
+      seen.add(id);
+    }),
+  );
+}
+
+export function validateToleration(t: Toleration, path: string, errors: FieldError[]): void {
+  if (t.key) for (const m of isQualifiedName(t.key)) errors.push(invalid(`${path}.key`, t.key, m));
+  const op = t.operator || 'Equal';
+  validateEnum(op, `${path}.operator`, ['Equal', 'Exists'], errors, false);
+  if (!t.key && op !== 'Exists')
+    errors.push(
+      invalid(
+        `${path}.operator`,
+        t.operator ?? '',
+        'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+      ),
+    );
+  if (op === 'Exists' && t.value)
+    errors.push(invalid(`${path}.operator`, t.operator, 'value must be empty when `operator` is "Exists"'));
+  validateEnum(t.effect, `${path}.effect`, TAINT_EFFECTS, errors);
+  if (t.tolerationSeconds !== undefined && t.effect !== 'NoExecute') {
+    errors.push(
+      invalid(`${path}.effect`, t.effect ?? '', 'effect must be "NoExecute" when `tolerationSeconds` is set'),
+    );
+  }
+}
+
+function validateNodeAffinity(spec: PodSpec, path: string, errors: FieldError[]): void {
+  const na = spec.affinity?.nodeAffinity;
+  if (!na) return;
+  const p = `${path}.affinity.nodeAffinity`;
+  const req = na.requiredDuringSchedulingIgnoredDuringExecution;
+  if (req) {
+    if (!req.nodeSelectorTerms?.length)
+      errors.push(
+        required(
+          `${p}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`,
+          'must have at least one node selector term',
+        ),
+      );
+    (req.nodeSelectorTerms ?? []).forEach((term, i) =>
+      validateTerm(
+        term,
+        `${p}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${i}]`,
+        errors,
+      ),
+    );
+  }
+  (na.preferredDuringSchedulingIgnoredDuringExecution ?? []).forEach((pref, i) => {
+    const pp = `${p}.preferredDuringSchedulingIgnoredDuringExecution[${i}]`;
+    if (pref.weight === undefined || pref.weight < 1 || pref.weight > 100)
+      errors.push(invalid(`${pp}.weight`, pref.weight, 'must be in the range 1-100'));
+    if (!pref.preference) errors.push(required(`${pp}.preference`));
+    else validateTerm(pref.preference, `${pp}.preference`, errors);
+  });
+}
+
+export function validateTerm(term: NodeSelectorTerm, path: string, errors: FieldError[]): void {
+  (term.matchExpressions ?? []).forEach((r, i) => {
+    const p = `${path}.matchExpressions[${i}]`;
+    if (!r.key) errors.push(required(`${p}.key`));
+    else for (const m of isQualifiedName(r.key)) errors.push(invalid(`${p}.key`, r.key, m));
+    const n = r.values?.length ?? 0;
+    switch (r.operator) {
+      case 'In':
+      case 'NotIn':
+        if (n === 0)
+          errors.push(required(`${p}.values`, 'must be specified when `operator` is "In" or "NotIn"'));
+        break;
+      case 'Exists':
+      case 'DoesNotExist':
+        if (n > 0)
+          errors.push(
+            forbidden(`${p}.values`, 'may not be specified when `operator` is "Exists" or "DoesNotExist"'),
+          );
+        break;
+      case 'Gt':
+      case 'Lt':
+        if (n !== 1 || !/^-?\d+$/.test(r.values![0]))
+          errors.push(required(`${p}.values`, 'must be a single integer when `operator` is "Gt" or "Lt"'));
+        break;
+      default:
+        errors.push(
+          notSupported(`${p}.operator`, r.operator ?? '', [
+            'In',
+            'NotIn',
+            'Exists',
+            'DoesNotExist',
+            'Gt',
+            'Lt',
+          ]),
+        );
+    }
+  });
+  (term.matchFields ?? []).forEach((r, i) => {
+    const p = `${path}.matchFields[${i}]`;
+    if (r.key !== 'metadata.name') errors.push(notSupported(`${p}.key`, r.key ?? '', ['metadata.name']));
+    if (r.operator !== 'In' && r.operator !== 'NotIn')
+      errors.push(notSupported(`${p}.operator`, r.operator ?? '', ['In', 'NotIn']));
+    else if ((r.values?.length ?? 0) !== 1)
+      errors.push(required(`${p}.values`, 'must have exactly one value for metadata.name'));
+  });
+}

@@ -1,0 +1,306 @@
+/**
+ * The watch cache of one kind: the current objects and a window of recent events, kept in
+ * step with the store by the cacher. It serves List and Watch from memory, like the
+ * Kubernetes apiserver's Cacher: filtered watchers see objects enter and leave their
+ * selection as ADDED and DELETED, and a watch from a resourceVersion older than the window
+ * is refused as expired (the client lists again).
+ */
+import { ApiError } from '../../client/api/errors.js';
+import type { KindInfo } from '../../client/api/kinds.js';
+import type { FieldSelector, LabelSelector } from '../../client/api/selectors.js';
+import type { KubeObject, WatchEventType } from '../../client/api/types.js';
+
+/** One object as the cache holds it; `encoded` is filled lazily by the wire layer. */
+export interface CachedObject {
+  readonly key: string;
+  readonly object: KubeObject;
+  readonly rv: number;
+  encoded?: Uint8Array;
+}
+
+export interface CacheEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  rv: number;
+  /** The object after the event; for DELETED its last state, at the delete's revision. */
+  cur: CachedObject;
+  prev?: CachedObject;
+  /** When the cache received it (for the history window). */
+  at: number;
+}
+
+export interface WatchFilter {
+  namespace?: string;
+  labels?: LabelSelector;
+  fields?: FieldSelector;
+}
+
+export interface WatchSink {
+  /** Returns false when the consumer cannot keep up; the cache then ends the watch. */
+  event(type: Exclude<WatchEventType, 'BOOKMARK'>, obj: CachedObject): boolean;
+  bookmark(rv: number, initialEventsEnd: boolean): void;
+  end(err?: ApiError): void;
+}
+
+export interface WatchStart {
+  /** Deliver the current state first as ADDED events. */
+  initialEvents: boolean;
+  /** After the initial events, a BOOKMARK marking their end. */
+  initialEventsEndBookmark?: boolean;
+  /** Without initial events: deliver every event after this revision. */
+  fromRevision?: number;
+  bookmarks: boolean;
+}
+
+export interface CacheWatcher {
+  stop(): void;
+}
+
+type FieldGetter = (obj: KubeObject, field: string) => string | undefined;
+
+interface ActiveWatcher {
+  filter: WatchFilter;
+  sink: WatchSink;
+  bookmarks: boolean;
+  stopped: boolean;
+}
+
+export interface WatchCacheOptions {
+  /** How long events stay in the window (default 5 minutes). */
+  historyMs: number;
+  /** How many events at most (default 100,000). */
+  historyMax: number;
+  now: () => number;
+}
+
+export class WatchCache {
+  private readonly objects = new Map<string, CachedObject>();
+  private sortedKeys: string[] | undefined;
+  private history: CacheEvent[] = [];
+  private historyHead = 0;
+  /** Every event after this revision is in the window. */
+  private historyStart = 0;
+  private revision = 0;
+  private readonly watchers = new Set<ActiveWatcher>();
+
+  constructor(
+    readonly info: KindInfo,
+    private readonly getField: FieldGetter,
+    private readonly options: WatchCacheOptions,
+  ) {}
+
+  get resourceVersion(): number {
+    return this.revision;
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
+  /** Replaces the whole state (start-up and relist after the store's watch failed). */
+  reset(items: CachedObject[], revision: number): void {
+    this.objects.clear();
+    for (const item of items) this.objects.set(item.key, item);
+    this.sortedKeys = undefined;
+    this.history = [];
+    this.historyHead = 0;
+    this.historyStart = revision;
+    this.revision = revision;
+    const err = new ApiError(
+      'Expired',
+      `the ${this.info.plural} watch cache was rebuilt from the store; list again and watch from the new resourceVersion`,
+    );
+    for (const w of this.watchers) this.endWatcher(w, err);
+  }
+
+  /** Applies events from the store, in revision order, and fans them out to watchers. */
+  apply(events: CacheEvent[]): void {
+    for (const e of events) {
+      if (e.type === 'DELETED') {
+        this.objects.delete(e.cur.key);
+        this.sortedKeys = undefined;
+      } else {
+        if (!this.objects.has(e.cur.key)) this.sortedKeys = undefined;
+        this.objects.set(e.cur.key, e.cur);
+      }
+      this.history.push(e);
+      this.revision = e.rv;
+    }
+    this.trimHistory();
+    if (this.watchers.size === 0) return;
+    for (const w of this.watchers) {
+      for (const e of events) {
+        if (w.stopped) break;
+        this.deliver(w, e);
+      }
+    }
+  }
+
+  /** The store has delivered everything up to `rv` (events of other kinds, or a progress notice). */
+  advance(rv: number): void {
+    if (rv > this.revision) this.revision = rv;
+  }
+
+  get(key: string): CachedObject | undefined {
+    return this.objects.get(key);
+  }
+
+  /** Objects matching the filter, sorted by key, starting after `afterKey`. */
+  list(
+    filter: WatchFilter,
+    options: { afterKey?: string; limit?: number } = {},
+  ): { items: CachedObject[]; more: boolean } {
+    const keys = this.keysInOrder();
+    let start = 0;
+    if (options.afterKey !== undefined) start = upperBound(keys, options.afterKey);
+    const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
+    const items: CachedObject[] = [];
+    const unfiltered = !filter.namespace && !filter.labels && !filter.fields;
+    for (let i = start; i < keys.length; i++) {
+      const item = this.objects.get(keys[i])!;
+      if (unfiltered || this.matches(filter, item.object)) {
+        if (items.length === limit) return { items, more: true };
+        items.push(item);
+      }
+    }
+    return { items, more: false };
+  }
+
+  /** Counts objects after `afterKey` (for remainingItemCount on unfiltered pages). */
+  countAfter(afterKey: string): number {
+    const keys = this.keysInOrder();
+    return keys.length - upperBound(keys, afterKey);
+  }
+
+  watch(start: WatchStart, filter: WatchFilter, sink: WatchSink): CacheWatcher {
+    const w: ActiveWatcher = { filter, sink, bookmarks: start.bookmarks, stopped: false };
+    if (start.initialEvents) {
+      for (const item of this.list(filter).items) {
+        if (!sink.event('ADDED', item)) {
+          this.endWatcher(w, slowConsumer(this.info, this.revision));
+          return { stop: () => undefined };
+        }
+      }
+      if (start.initialEventsEndBookmark) sink.bookmark(this.revision, true);
+    } else {
+      const from = start.fromRevision ?? this.revision;
+      if (from < this.historyStart) throw tooOld(this.info, from, this.historyStart);
+      for (let i = this.firstEventAfter(from); i < this.history.length; i++) {
+        this.deliver(w, this.history[i]);
+        if (w.stopped) return { stop: () => undefined };
+      }
+    }
+    this.watchers.add(w);
+    return {
+      stop: () => {
+        w.stopped = true;
+        this.watchers.delete(w);
+      },
+    };
+  }
+
+  /** Sends a BOOKMARK at the current revision to every watcher that asked for them. */
+  bookmark(): void {
+    for (const w of this.watchers) if (w.bookmarks && !w.stopped) w.sink.bookmark(this.revision, false);
+  }
+
+  /** Ends every watch (shutdown). */
+  close(err?: ApiError): void {
+    for (const w of this.watchers) this.endWatcher(w, err);
+  }
+
+  matches(filter: WatchFilter, obj: KubeObject): boolean {
+    const meta = obj.metadata;
+    if (filter.namespace && meta?.namespace !== filter.namespace) return false;
+    if (filter.labels && !filter.labels.matches(meta?.labels)) return false;
+    if (filter.fields && !filter.fields.matches((f) => this.getField(obj, f))) return false;
+    return true;
+  }
+
+  private deliver(w: ActiveWatcher, e: CacheEvent): void {
+    const now = this.matches(w.filter, e.cur.object);
+    const before = e.prev !== undefined && this.matches(w.filter, e.prev.object);
+    let ok = true;
+    if (e.type === 'ADDED') {
+      if (now) ok = w.sink.event('ADDED', e.cur);
+    } else if (e.type === 'DELETED') {
+      if (before || (e.prev === undefined && now)) ok = w.sink.event('DELETED', e.cur);
+    } else if (now && before) {
+      ok = w.sink.event('MODIFIED', e.cur);
+    } else if (now) {
+      ok = w.sink.event('ADDED', e.cur);
+    } else if (before) {
+      // The object left the watcher's selection: to the watcher it is gone.
+      ok = w.sink.event('DELETED', e.cur);
+    }
+    if (!ok) this.endWatcher(w, slowConsumer(this.info, e.rv));
+  }
+
+  private endWatcher(w: ActiveWatcher, err?: ApiError): void {
+    if (w.stopped) return;
+    w.stopped = true;
+    this.watchers.delete(w);
+    w.sink.end(err);
+  }
+
+  private keysInOrder(): string[] {
+    if (!this.sortedKeys) this.sortedKeys = [...this.objects.keys()].sort();
+    return this.sortedKeys;
+  }
+
+  private firstEventAfter(rv: number): number {
+    let lo = this.historyHead;
+    let hi = this.history.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.history[mid].rv <= rv) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private trimHistory(): void {
+    const cutoff = this.options.now() - this.options.historyMs;
+    while (
+      this.historyHead < this.history.length &&
+      (this.history.length - this.historyHead > this.options.historyMax ||
+        this.history[this.historyHead].at < cutoff)
+    ) {
+      this.historyStart = this.history[this.historyHead].rv;
+      this.historyHead++;
+    }
+    // Compact the array now and then instead of shifting on every event.
+    if (this.historyHead > 1024 && this.historyHead * 2 > this.history.length) {
+      this.history = this.history.slice(this.historyHead);
+      this.historyHead = 0;
+    }
+  }
+}
+
+function upperBound(keys: string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid] <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function tooOld(info: KindInfo, rv: number, oldest: number): ApiError {
+  return new ApiError(
+    'Expired',
+    `too old resource version: ${rv} (the oldest ${info.plural} watch can start at ${oldest}); list again and watch from the list's resourceVersion`,
+  );
+}
+
+function slowConsumer(info: KindInfo, rv: number): ApiError {
+  return new ApiError(
+    'Unavailable',
+    `the ${info.plural} watch was closed because the client fell too far behind at resourceVersion ${rv}; watch again from the last resourceVersion you received`,
+  );
+}

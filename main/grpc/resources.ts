@@ -1,0 +1,173 @@
+/**
+ * The Resources service handlers: authenticate, translate the wire request, call the
+ * apiserver, translate the answer. Every failure becomes a gRPC status with an actionable
+ * message; nothing a client sends can throw past a handler.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { ApiError } from '../../client/api/errors.js';
+import { fromApiObject, resolveKind, toApiObject } from '../../client/api/kinds.js';
+import type { Identity, WriteRequest } from '../../client/api/local.js';
+import type {
+  ApiObject,
+  CreateRequest,
+  DeleteRequest,
+  GetRequest,
+  KubeObject,
+  ListRequest,
+  PatchRequest,
+  UpdateRequest,
+  WatchRequest,
+} from '../../client/api/types.js';
+import type { Logger } from '../logging.js';
+import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
+import { kindOf } from '../apiserver/requests.js';
+import type { WatchSink } from '../apiserver/watchcache.js';
+import type { TokenStore } from './tokens.js';
+import { encodeList, encodeWatchEvent, isMalformed, toServiceError } from './wire.js';
+
+/** A watch whose client stopped reading is closed once this much is queued for it. */
+const MAX_QUEUED_WATCH_BYTES = 64 * 1024 * 1024;
+
+export function identityOf(metadata: grpc.Metadata, tokens: TokenStore): Identity {
+  const header = metadata.get('authorization')[0];
+  if (header === undefined) {
+    throw new ApiError(
+      'Unauthorized',
+      `no bearer token: send the metadata "authorization: Bearer <token>" (the admin token is in ${tokens.adminTokenPath})`,
+    );
+  }
+  const m = /^Bearer\s+(\S+)$/i.exec(String(header));
+  const id = m ? tokens.authenticate(m[1]) : undefined;
+  if (!id)
+    throw new ApiError(
+      'Unauthorized',
+      'the bearer token is not valid (unknown, malformed or expired); get a current token from the cluster admin',
+    );
+  return id;
+}
+
+function objectOut(obj: KubeObject): ApiObject {
+  const info = resolveKind(obj.kind ?? '');
+  if (!info) throw new ApiError('InternalError', `cannot send an object of kind ${obj.kind}`);
+  return toApiObject(info, obj);
+}
+
+function writeRequestOf(req: CreateRequest | UpdateRequest): WriteRequest {
+  const unwrapped = fromApiObject(req.object);
+  if (req.object && !unwrapped) {
+    const unknown = Object.keys(req.object._unknownFields ?? {});
+    throw new ApiError(
+      'BadRequest',
+      unknown.length
+        ? `the object is of a kind this server does not know (ApiObject field ${unknown.join(', ')}); upgrade the server`
+        : 'the object is empty: set exactly one field of ApiObject (e.g. pod) or send a manifest',
+    );
+  }
+  return {
+    object: unwrapped?.object,
+    wireKind: unwrapped?.info.kind,
+    manifest: req.manifest || undefined,
+    namespace: req.namespace || undefined,
+    dryRun: req.dryRun ?? false,
+  };
+}
+
+export function resourcesHandlers(
+  api: ApiServer,
+  tokens: TokenStore,
+  logger: Logger,
+): grpc.UntypedServiceImplementation {
+  function unary<Req, Res>(fn: (id: Identity, req: Req) => Promise<Res>): grpc.handleUnaryCall<Req, Res> {
+    return (call, callback) => {
+      (async () => {
+        if (isMalformed(call.request)) {
+          throw new ApiError(
+            'BadRequest',
+            `the request is not a valid protobuf message (${call.request.malformed}); check the client's generated code matches kubelab.v1`,
+          );
+        }
+        const id = identityOf(call.metadata, tokens);
+        return fn(id, call.request);
+      })().then(
+        (res) => callback(null, res),
+        (err) => callback(toServiceError(toApiError(err, logger)) as grpc.ServiceError),
+      );
+    };
+  }
+
+  const watch: grpc.handleServerStreamingCall<WatchRequest, Buffer> = (call) => {
+    let stopped = false;
+    let stop: (() => void) | undefined;
+    call.on('cancelled', () => {
+      stopped = true;
+      stop?.();
+    });
+    const fail = (err: ApiError) => {
+      if (!stopped) call.emit('error', toServiceError(err));
+      stopped = true;
+    };
+    (async () => {
+      if (isMalformed(call.request))
+        throw new ApiError(
+          'BadRequest',
+          `the request is not a valid protobuf message (${call.request.malformed})`,
+        );
+      const id = identityOf(call.metadata, tokens);
+      const req = call.request;
+      const info = kindOf(req.kind);
+      const sink: WatchSink = {
+        event(type, entry) {
+          if (stopped) return false;
+          if (call.writableLength > MAX_QUEUED_WATCH_BYTES) return false;
+          call.write(encodeWatchEvent({ type, entry }));
+          return true;
+        },
+        bookmark(rv, initialEventsEnd) {
+          if (stopped) return;
+          call.write(
+            encodeWatchEvent({
+              type: 'BOOKMARK',
+              kind: info.kind,
+              apiVersion: info.apiVersion,
+              resourceVersion: String(rv),
+              initialEventsEnd,
+            }),
+          );
+        },
+        end(err) {
+          if (stopped) return;
+          if (err) fail(err);
+          else {
+            stopped = true;
+            call.end();
+          }
+        },
+      };
+      const handle = await api.watchCached(id, req, sink);
+      stop = () => handle.stop();
+      if (stopped) handle.stop();
+      // Headers now tell the client the watch is established even before the first event.
+      else call.sendMetadata(new grpc.Metadata());
+    })().catch((err) => fail(toApiError(err, logger)));
+  };
+
+  return {
+    get: unary<GetRequest, ApiObject>(async (id, req) => objectOut(await api.get(id, req))),
+    list: unary<ListRequest, Buffer>(async (id, req) => encodeList(await api.listCached(id, req))),
+    watch,
+    create: unary<CreateRequest, ApiObject>(async (id, req) =>
+      objectOut(await api.create(id, writeRequestOf(req))),
+    ),
+    update: unary<UpdateRequest, ApiObject>(async (id, req) =>
+      objectOut(await api.update(id, writeRequestOf(req))),
+    ),
+    updateStatus: unary<UpdateRequest, ApiObject>(async (id, req) =>
+      objectOut(await api.updateStatus(id, writeRequestOf(req))),
+    ),
+    patch: unary<PatchRequest, ApiObject>(async (id, req) => objectOut(await api.patch(id, req))),
+    delete: unary<DeleteRequest, { object: ApiObject; deleted: boolean }>(async (id, req) => {
+      const res = await api.delete(id, req);
+      return { object: objectOut(res.object), deleted: res.deleted };
+    }),
+  } as unknown as grpc.UntypedServiceImplementation;
+}

@@ -1,0 +1,124 @@
+/**
+ * The gRPC server: the Resources service, server reflection and the standard health service,
+ * TLS by default with bearer tokens checked on every call (health excepted), keepalive pings
+ * both ways so half-open connections are found. Plaintext is refused off loopback.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { HealthImplementation } from 'grpc-health-check';
+import { ApiError } from '../../client/api/errors.js';
+import type { ApiServer } from '../apiserver/apiserver.js';
+import type { Logger } from '../logging.js';
+import { addReflection } from './reflection.js';
+import { identityOf, resourcesHandlers } from './resources.js';
+import type { TokenStore } from './tokens.js';
+import { serverDefinition, toServiceError } from './wire.js';
+
+export const SERVICE_NAME = 'kubelab.v1.Resources';
+/** Requests larger than this are refused with RESOURCE_EXHAUSTED (objects are limited to 1.5 MiB). */
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
+export interface GrpcServerOptions {
+  api: ApiServer;
+  tokens: TokenStore;
+  /** host:port; port 0 picks a free one. */
+  listen: string;
+  /** TLS material; absent means plaintext (loopback only). */
+  tls?: { certPem: string; keyPem: string };
+  logger: Logger;
+}
+
+export interface RunningGrpcServer {
+  port: number;
+  address: string;
+  health: HealthImplementation;
+  /** Stops accepting calls, ends watches, waits for in-flight calls (up to `graceMs`). */
+  close(graceMs?: number): Promise<void>;
+}
+
+export function splitHostPort(listen: string): { host: string; port: number } {
+  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(listen);
+  if (!m) throw new Error(`--listen "${listen}" is not host:port (e.g. 0.0.0.0:6443 or 127.0.0.1:0)`);
+  return { host: m[1], port: Number(m[2]) };
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Rejects calls without a valid token before they reach a handler (health stays open). */
+function authInterceptor(tokens: TokenStore): grpc.ServerInterceptor {
+  return (methodDescriptor, call) => {
+    const open = methodDescriptor.path.startsWith('/grpc.health.v1.Health/');
+    const listener = new grpc.ServerListenerBuilder()
+      .withOnReceiveMetadata((metadata, next) => {
+        if (open) return next(metadata);
+        try {
+          identityOf(metadata, tokens);
+          next(metadata);
+        } catch (err) {
+          const e = err as ApiError;
+          const se = toServiceError(e);
+          call.sendStatus({ code: e.code, details: e.message, metadata: se.metadata! });
+        }
+      })
+      .build();
+    const responder = new grpc.ResponderBuilder().withStart((next) => next(listener)).build();
+    return new grpc.ServerInterceptingCall(call, responder);
+  };
+}
+
+export async function startGrpcServer(options: GrpcServerOptions): Promise<RunningGrpcServer> {
+  const { host } = splitHostPort(options.listen);
+  if (!options.tls && !isLoopback(host)) {
+    throw new Error(
+      `plaintext is only allowed on a loopback address (127.0.0.1, ::1, localhost), not "${host}"; drop --plaintext to use TLS`,
+    );
+  }
+  const server = new grpc.Server({
+    interceptors: [authInterceptor(options.tokens)],
+    'grpc.keepalive_time_ms': 20_000,
+    'grpc.keepalive_timeout_ms': 10_000,
+    'grpc.keepalive_permit_without_calls': 1,
+    'grpc.http2.min_ping_interval_without_data_ms': 5_000,
+    'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
+    'grpc.max_send_message_length': -1,
+  });
+  server.addService(serverDefinition(), resourcesHandlers(options.api, options.tokens, options.logger));
+
+  addReflection(server);
+  const health = new HealthImplementation({ '': 'SERVING', [SERVICE_NAME]: 'SERVING' });
+  health.addToServer(server);
+
+  const credentials = options.tls
+    ? grpc.ServerCredentials.createSsl(
+        null,
+        [{ cert_chain: Buffer.from(options.tls.certPem), private_key: Buffer.from(options.tls.keyPem) }],
+        false,
+      )
+    : grpc.ServerCredentials.createInsecure();
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(options.listen, credentials, (err, p) =>
+      err ? reject(new Error(`cannot listen on ${options.listen}: ${err.message}`)) : resolve(p),
+    ),
+  );
+
+  return {
+    port,
+    address: `${host.includes(':') ? `[${host}]` : host}:${port}`,
+    health,
+    async close(graceMs = 5_000) {
+      health.setStatus('', 'NOT_SERVING');
+      health.setStatus(SERVICE_NAME, 'NOT_SERVING');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}
