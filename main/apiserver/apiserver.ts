@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../../client/api/errors.js';
 import type { KindInfo } from '../../client/api/kinds.js';
+import { fieldNames } from '../../client/api/schema.js';
 import type { Identity, LocalApi, LocalWatch, LocalWatchSink, WriteRequest } from '../../client/api/local.js';
 import type {
   DeleteRequest,
@@ -343,6 +344,7 @@ export class ApiServer implements LocalApi {
       else delete meta.generation;
       strategy.prepareForCreate?.(obj, { now });
       strategy.applyDefaults?.(obj);
+      fillEmptyParts(info, obj);
       await this.admit({ op: 'create', id, info, object: obj });
       this.validateOrThrow(strategy, obj, [
         ...validateObjectMeta(meta, {
@@ -578,6 +580,7 @@ export class ApiServer implements LocalApi {
     delete m.resourceVersion;
 
     strategy.applyDefaults?.(next);
+    fillEmptyParts(info, next);
     if (strategy.tracksGeneration && subresource === '' && !deepEqual(n.spec, cur.spec))
       m.generation = (curMeta.generation ?? 1) + 1;
     await this.admit({ op: 'update', id, info, object: next, old: current, subresource });
@@ -814,6 +817,16 @@ export class ApiServer implements LocalApi {
       throw toApiError(err, this.logger);
     }
   }
+}
+
+/**
+ * Kubernetes always serializes spec and status (Go structs), and JSON patches written for it
+ * rely on them existing: an object here always has them too.
+ */
+function fillEmptyParts(info: KindInfo, obj: KubeObject): void {
+  const o = obj as KubeObject & { spec?: object; status?: object };
+  if (fieldNames(info.messageType).includes('spec')) o.spec ??= {};
+  if (info.hasStatus) o.status ??= {};
 }
 
 function randomSuffix(): string {
