@@ -126,18 +126,36 @@ function checkScalar(type: string, value: unknown, path: string, errors: FieldEr
   }
 }
 
+/** Free-form JSON is bounded in depth: every reader of it recurses. */
+const MAX_FREE_FORM_DEPTH = 32;
+
+function depthOf(v: unknown, limit: number): number {
+  if (typeof v !== 'object' || v === null) return 0;
+  if (limit <= 0) return 1;
+  let max = 0;
+  for (const child of Object.values(v)) max = Math.max(max, depthOf(child, limit - 1));
+  return max + 1;
+}
+
 function checkValue(field: FieldSchema, value: unknown, path: string, errors: FieldError[]): unknown {
   switch (field.type) {
     case 'google.protobuf.Value':
-      // Free-form JSON (int-or-string fields); the kind's validation checks its meaning.
-      return value;
     case 'google.protobuf.Struct':
-      if (!isPlainObject(value)) {
+      // Free-form JSON (int-or-string fields, raw data); the kind's validation checks its meaning.
+      if (field.type === 'google.protobuf.Struct' && !isPlainObject(value)) {
         errors.push({
           field: path,
           type: 'FieldValueTypeInvalid',
-          value,
+          value: describe(value),
           message: `must be an object, not ${describe(value)}`,
+        });
+        return undefined;
+      }
+      if (depthOf(value, MAX_FREE_FORM_DEPTH) > MAX_FREE_FORM_DEPTH) {
+        errors.push({
+          field: path,
+          type: 'FieldValueInvalid',
+          message: `must not nest deeper than ${MAX_FREE_FORM_DEPTH} levels`,
         });
         return undefined;
       }

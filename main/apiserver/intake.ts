@@ -41,7 +41,12 @@ function parseManifest(manifest: string, limit: number): Record<string, unknown>
     const e = doc.errors[0];
     throw new ApiError('BadRequest', `the manifest is not valid YAML or JSON: ${e.message}`);
   }
-  const value = doc.toJS({ maxAliasCount: 50 }) as unknown;
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 50 });
+  } catch (err) {
+    throw new ApiError('BadRequest', `the manifest cannot be read: ${(err as Error).message}`);
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ApiError('BadRequest', 'the manifest must be an object with apiVersion, kind and metadata');
   }

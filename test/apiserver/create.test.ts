@@ -70,8 +70,8 @@ describe('create', () => {
   });
 
   it('generates names from generateName', async () => {
-    const a = await t.admin.create({ ...pod(''), metadata: { generateName: 'job-' } });
-    const b = await t.admin.create({ ...pod(''), metadata: { generateName: 'job-' } });
+    const a = await t.admin.create<Pod>({ ...pod(''), metadata: { generateName: 'job-' } });
+    const b = await t.admin.create<Pod>({ ...pod(''), metadata: { generateName: 'job-' } });
     expect(a.metadata?.name).toMatch(/^job-[a-z0-9]{5}$/);
     expect(b.metadata?.name).not.toBe(a.metadata?.name);
   });
@@ -268,5 +268,17 @@ spec:
     expect(err.message).toContain('user "alice" cannot create resource "pods" in namespace "default"');
     expect((await rejection(viewer.delete('Pod', 'web'))).reason).toBe('Forbidden');
     expect(ADMIN.role).toBe('admin');
+  });
+});
+
+describe('free-form data in manifests', () => {
+  it('bounds the nesting of raw JSON fields', async () => {
+    const deep = '{"d":'.repeat(40) + '1' + '}'.repeat(40);
+    const err = await rejection(
+      t.admin.createManifest(
+        `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"deep"},"revision":1,"data":${deep}}`,
+      ),
+    );
+    expect(err.causes[0]).toMatchObject({ field: 'data', message: 'must not nest deeper than 32 levels' });
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../client/api/errors.js';
-import type { Pod, WatchEvent } from '../../client/api/types.js';
+import type { Namespace, Pod, WatchEvent } from '../../client/api/types.js';
 import type { Watch } from '../../client/client.js';
 import { clone } from '../../client/util/objects.js';
 import { startTestApiServer, type TestApiServer } from '../support/apiserver.js';
@@ -168,7 +168,11 @@ describe('watch', () => {
       resourceVersion: (await t.admin.list('Pod')).resourceVersion,
       allowWatchBookmarks: true,
     });
-    const ns = await t.admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'other' } });
+    const ns = await t.admin.create<Namespace>({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'other' },
+    });
     t.clock.advance(10_000);
     const [bookmark] = await take(w, 1);
     expect(bookmark.type).toBe('BOOKMARK');

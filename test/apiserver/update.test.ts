@@ -90,7 +90,7 @@ describe('update', () => {
   it('treats status as a subresource', async () => {
     const ds = await t.admin.create(daemonSet('exp'));
     const withStatus = { ...clone(ds), status: { desiredNumberScheduled: 3 } };
-    const mainUpdate = await t.admin.update(withStatus);
+    const mainUpdate = await t.admin.update<DaemonSet>(withStatus);
     expect(mainUpdate.status).toEqual({});
 
     const statusOnly = clone(mainUpdate);

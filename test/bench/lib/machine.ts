@@ -1,0 +1,53 @@
+/** What the figures were measured on: they mean nothing without it. */
+import { readFileSync } from 'node:fs';
+import { cpus, release, totalmem } from 'node:os';
+
+export interface MachineInfo {
+  cpu: string;
+  cores: number;
+  ramGiB: number;
+  os: string;
+  node: string;
+  etcd: string;
+}
+
+function osName(): string {
+  try {
+    const m = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(readFileSync('/etc/os-release', 'utf8'));
+    if (m) return `${m[1]} (kernel ${release()})`;
+  } catch {
+    // not Linux, or no os-release
+  }
+  return `${process.platform} ${release()}`;
+}
+
+function cpuModel(): string {
+  const model = cpus()[0]?.model?.trim() ?? 'unknown';
+  try {
+    // os.cpus() gives only the marketing name on some VMs; /proc/cpuinfo may know more.
+    const info = readFileSync('/proc/cpuinfo', 'utf8');
+    const m = /^model name\s*:\s*(.+)$/m.exec(info);
+    if (m && m[1].trim().length > model.length) return m[1].trim();
+  } catch {
+    // not Linux
+  }
+  return model;
+}
+
+export async function machineInfo(etcdEndpoint: string): Promise<MachineInfo> {
+  let etcd = 'unknown';
+  try {
+    const res = await fetch(`${etcdEndpoint}/version`);
+    etcd = ((await res.json()) as { etcdserver?: string }).etcdserver ?? etcd;
+  } catch {
+    // reported as unknown
+  }
+  return {
+    cpu: cpuModel(),
+    cores: cpus().length,
+    ramGiB: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+    os: osName(),
+    node: process.version,
+    etcd,
+  };
+}

@@ -1,0 +1,177 @@
+/**
+ * The systems under test, behind the workloads' small interfaces: kubelab through a typed
+ * client (gRPC or in-process) and raw etcd through the etcd3 client.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { Etcd3, Watcher } from 'etcd3';
+import type { Client, Watch } from '../../../client/client.js';
+import type { Pod } from '../../../client/api/types.js';
+import { ListRequest, ResourcesService } from '../../../proto/gen/kubelab/v1/api.js';
+import type { RunningWatchers, WatchHarness } from './workloads.js';
+
+export const SEQ_ANNOTATION = 'bench/seq';
+export const SENT_ANNOTATION = 'bench/sent';
+/** With the server's defaults (uid, timestamps, tolerations…) a Pod's JSON comes to ~1 KiB. */
+export const PAD_BYTES = 700;
+
+export function benchPod(name: string, namespace: string, annotations: Record<string, string> = {}): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, annotations: { pad: 'x'.repeat(PAD_BYTES), ...annotations } },
+    spec: { containers: [{ name: 'c', command: ['sleep', '1'] }] },
+  };
+}
+
+export async function ensureNamespace(client: Client, name: string): Promise<void> {
+  try {
+    await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  } catch (err) {
+    if ((err as { reason?: string }).reason !== 'AlreadyExists') throw err;
+  }
+}
+
+function consume(w: Watch<Pod>, onEvent: (seq: number, sentMs: number) => void, errors: unknown[]) {
+  return (async () => {
+    try {
+      for await (const ev of w) {
+        if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') continue;
+        const a = ev.object.metadata?.annotations;
+        onEvent(Number(a?.[SEQ_ANNOTATION]), Number(a?.[SENT_ANNOTATION]));
+      }
+    } catch (err) {
+      errors.push(err);
+    }
+  })();
+}
+
+/** Watchers spread over `watchClients`; the writer creates Pods through `writer`. */
+export function kubelabWatchHarness(
+  writer: Client,
+  watchClients: Client[],
+  namespace: string,
+  namePrefix: string,
+): WatchHarness {
+  return {
+    async startWatchers(count, onEvent): Promise<RunningWatchers> {
+      const { resourceVersion } = await writer.list('Pod', { namespace, limit: 1 });
+      const errors: unknown[] = [];
+      const watches: Array<Watch<Pod>> = [];
+      const loops: Array<Promise<void>> = [];
+      for (let i = 0; i < count; i++) {
+        const w = await watchClients[i % watchClients.length].watch('Pod', { namespace, resourceVersion });
+        watches.push(w);
+        loops.push(consume(w, onEvent, errors));
+      }
+      return {
+        async stop() {
+          for (const w of watches) w.stop();
+          await Promise.all(loops);
+          if (errors.length) throw errors[0];
+        },
+      };
+    },
+    write(seq, sentMs) {
+      return writer.create(
+        benchPod(`${namePrefix}-${seq}`, namespace, {
+          [SEQ_ANNOTATION]: String(seq),
+          [SENT_ANNOTATION]: String(sentMs),
+        }),
+      );
+    },
+  };
+}
+
+/** A stored Pod's JSON with the name, seq and send time substituted, for raw etcd values. */
+export function rawValueFactory(sample: Pod): (name: string, extra?: Record<string, string>) => string {
+  const meta = sample.metadata ?? {};
+  return (name, extra) =>
+    JSON.stringify({
+      ...sample,
+      metadata: { ...meta, name, annotations: { ...meta.annotations, ...extra } },
+    });
+}
+
+/** 100 etcd3 watchers on a prefix, spread over a few etcd3 clients (one watch stream each). */
+export function etcdWatchHarness(
+  writer: Etcd3,
+  watchClients: Etcd3[],
+  prefix: string,
+  value: (name: string, extra?: Record<string, string>) => string,
+): WatchHarness {
+  return {
+    async startWatchers(count, onEvent): Promise<RunningWatchers> {
+      const watchers: Watcher[] = [];
+      const errors: unknown[] = [];
+      for (let i = 0; i < count; i++) {
+        const w = await watchClients[i % watchClients.length].watch().prefix(prefix).create();
+        w.on('put', (kv) => {
+          const obj = JSON.parse(kv.value.toString()) as Pod;
+          const a = obj.metadata?.annotations;
+          onEvent(Number(a?.[SEQ_ANNOTATION]), Number(a?.[SENT_ANNOTATION]));
+        });
+        w.on('error', (err) => errors.push(err));
+        watchers.push(w);
+      }
+      return {
+        async stop() {
+          await Promise.all(watchers.map((w) => w.cancel()));
+          if (errors.length) throw errors[0];
+        },
+      };
+    },
+    write(seq, sentMs) {
+      const name = `w-${seq}`;
+      return writer
+        .put(prefix + name)
+        .value(value(name, { [SEQ_ANNOTATION]: String(seq), [SENT_ANNOTATION]: String(sentMs) }))
+        .exec();
+    },
+  };
+}
+
+/**
+ * List through gRPC without decoding the answer: the server's time plus the transfer, for
+ * telling server-side cost from the typed client's decoding.
+ */
+export class RawListCaller {
+  private readonly client: grpc.Client;
+
+  constructor(
+    server: string,
+    private readonly token: string,
+    caPem: string,
+  ) {
+    const creds = grpc.credentials.combineChannelCredentials(
+      grpc.credentials.createSsl(Buffer.from(caPem)),
+      grpc.credentials.createFromMetadataGenerator((_p, cb) => {
+        const md = new grpc.Metadata();
+        md.set('authorization', `Bearer ${this.token}`);
+        cb(null, md);
+      }),
+    );
+    this.client = new grpc.Client(server, creds, {
+      'grpc.ssl_target_name_override': 'localhost',
+      'grpc.max_receive_message_length': 512 * 1024 * 1024,
+      'grpc.use_local_subchannel_pool': 1,
+    });
+  }
+
+  list(req: ListRequest): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      this.client.makeUnaryRequest(
+        ResourcesService.list.path,
+        ResourcesService.list.requestSerialize,
+        (b: Buffer) => b,
+        req,
+        new grpc.Metadata(),
+        { deadline: Date.now() + 60_000 },
+        (err, value) => (err ? reject(err) : resolve(value!)),
+      );
+    });
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

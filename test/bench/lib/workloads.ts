@@ -1,0 +1,157 @@
+/** The three measurements, independent of what is measured: writes, watch latency, lists. */
+import { nowMs, percentileSorted, sleep, sortedCopy } from './stats.js';
+
+export interface ThroughputResult {
+  ops: number;
+  concurrency: number;
+  seconds: number;
+  perSec: number;
+  /** Per-operation latency, ms. */
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** Runs `n` operations with `concurrency` writers, each starting the next as soon as its last ends. */
+export async function throughput(
+  n: number,
+  concurrency: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<ThroughputResult> {
+  const latencies = new Float64Array(n);
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= n) return;
+      const t = nowMs();
+      await op(i);
+      latencies[i] = nowMs() - t;
+    }
+  };
+  const t0 = nowMs();
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+  const seconds = (nowMs() - t0) / 1000;
+  const sorted = sortedCopy(latencies);
+  return {
+    ops: n,
+    concurrency,
+    seconds,
+    perSec: n / seconds,
+    p50Ms: percentileSorted(sorted, 50),
+    p99Ms: percentileSorted(sorted, 99),
+  };
+}
+
+export interface RunningWatchers {
+  stop(): Promise<void>;
+}
+
+/** What a system must offer for the watch-latency measurement. */
+export interface WatchHarness {
+  /**
+   * Starts `count` watchers and resolves once all are established. Each received object is
+   * reported as `onEvent(seq, sentMs)` from the code that consumes the watch, as it arrives.
+   */
+  startWatchers(count: number, onEvent: (seq: number, sentMs: number) => void): Promise<RunningWatchers>;
+  /** Writes object `seq`, carrying `sentMs` (taken just before the call). */
+  write(seq: number, sentMs: number): Promise<unknown>;
+}
+
+export interface WatchLatencyResult {
+  watchers: number;
+  objects: number;
+  ratePerSec: number;
+  samples: number;
+  missing: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** How far behind schedule the writer fell at worst (ms): the pacing was not steady if large. */
+  writerLagMs: number;
+}
+
+/**
+ * Writes `warmup + objects` objects at a steady rate while `watchers` watchers receive them;
+ * latency = receive time − send time, for every (watcher, measured object).
+ */
+export async function watchLatency(
+  harness: WatchHarness,
+  options: { watchers: number; objects: number; ratePerSec: number; warmup: number; drainMs?: number },
+): Promise<WatchLatencyResult> {
+  const { watchers, objects, ratePerSec, warmup } = options;
+  const expected = watchers * objects;
+  const latencies = new Float64Array(expected);
+  let received = 0;
+  let done: (() => void) | undefined;
+  const running = await harness.startWatchers(watchers, (seq, sent) => {
+    if (seq < warmup) return;
+    const latency = nowMs() - sent;
+    if (received < expected) latencies[received] = latency;
+    received++;
+    if (received === expected) done?.();
+  });
+  try {
+    const total = warmup + objects;
+    const interval = 1000 / ratePerSec;
+    const inflight = new Set<Promise<unknown>>();
+    let writerLag = 0;
+    let failure: unknown;
+    const t0 = nowMs();
+    for (let seq = 0; seq < total; seq++) {
+      const due = t0 + seq * interval;
+      const wait = due - nowMs();
+      if (wait >= 1) await sleep(wait);
+      const sent = nowMs();
+      if (seq >= warmup) writerLag = Math.max(writerLag, sent - due);
+      const p: Promise<unknown> = harness.write(seq, sent).then(
+        () => inflight.delete(p),
+        (err) => {
+          failure ??= err;
+          inflight.delete(p);
+        },
+      );
+      inflight.add(p);
+      if (failure) throw failure;
+    }
+    await Promise.all(inflight);
+    if (failure) throw failure;
+    if (received < expected) {
+      await Promise.race([new Promise<void>((r) => (done = r)), sleep(options.drainMs ?? 15_000)]);
+    }
+    const sorted = sortedCopy(latencies.subarray(0, Math.min(received, expected)));
+    return {
+      watchers,
+      objects,
+      ratePerSec,
+      samples: sorted.length,
+      missing: expected - Math.min(received, expected),
+      p50Ms: percentileSorted(sorted, 50),
+      p99Ms: percentileSorted(sorted, 99),
+      maxMs: sorted.length ? sorted[sorted.length - 1] : NaN,
+      writerLagMs: writerLag,
+    };
+  } finally {
+    await running.stop();
+  }
+}
+
+/** Times `fn` `reps` times after `warmup` untimed calls; returns the times in ms. */
+export async function timeRepeated(fn: () => Promise<void>, reps: number, warmup = 2): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    const t = nowMs();
+    await fn();
+    times.push(nowMs() - t);
+  }
+  return times;
+}
+
+/** Runs `n` operations with `concurrency` in flight, untimed (setup). */
+export async function fill(
+  n: number,
+  concurrency: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<void> {
+  await throughput(n, concurrency, op);
+}

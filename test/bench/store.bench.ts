@@ -1,0 +1,649 @@
+/**
+ * `npm run bench:store`: the store through the apiserver, on both backends, side by side with
+ * raw etcd, in one run; appends the figures, the machine and the date to BENCHMARKS.md.
+ *
+ *   1. durable creates/s with 1 and 32 writers: kubelab/sqlite and kubelab/etcd over gRPC (TLS +
+ *      token, control plane in a child process), the same through the in-process client, and
+ *      raw etcd puts (etcd3) as the reference;
+ *   2. watch delivery latency p50/p99/max with 100 watchers, 2,000 Pods written at 200/s;
+ *   3. List of 10,000 Pods through gRPC from the watch cache vs etcd's own range.
+ *
+ * Options: --no-append (print only), --phases writes,watch,list, --rounds N (write rounds,
+ * default 2), --scale F (multiplies the object counts), --profile DIR (run the control-plane
+ * children with --cpu-prof into DIR).
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Etcd3 } from 'etcd3';
+import type { Client } from '../../client/client.js';
+import type { Pod } from '../../client/api/types.js';
+import { fromApiObject } from '../../client/api/kinds.js';
+import { ControlPlane } from '../../main/controlplane.js';
+import { silentLogger } from '../../main/logging.js';
+import { ListResponse } from '../../proto/gen/kubelab/v1/api.js';
+import { startEtcd } from '../support/etcd.js';
+import { REPO_ROOT, startChildControlPlane, type ChildControlPlane } from './lib/child.js';
+import { machineInfo, type MachineInfo } from './lib/machine.js';
+import { appendSection, table } from './lib/report.js';
+import { fmt, median, min, nowMs } from './lib/stats.js';
+import {
+  benchPod,
+  ensureNamespace,
+  etcdWatchHarness,
+  kubelabWatchHarness,
+  PAD_BYTES,
+  RawListCaller,
+  rawValueFactory,
+} from './lib/systems.js';
+import {
+  fill,
+  throughput,
+  watchLatency,
+  type ThroughputResult,
+  type WatchLatencyResult,
+} from './lib/workloads.js';
+
+// ------------------------------------------------------------------------------ settings
+
+interface Args {
+  append: boolean;
+  phases: Set<string>;
+  rounds: number;
+  scale: number;
+  profileDir?: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { append: true, phases: new Set(['writes', 'watch', 'list']), rounds: 2, scale: 1 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--no-append') args.append = false;
+    else if (a === '--phases') args.phases = new Set(value().split(','));
+    else if (a === '--rounds') args.rounds = Math.max(1, Number(value()));
+    else if (a === '--scale') args.scale = Number(value());
+    else if (a === '--profile') args.profileDir = resolve(value());
+    else throw new Error(`unknown option ${a}; see the comment at the top of test/bench/store.bench.ts`);
+  }
+  return args;
+}
+
+const RUN_ID = Date.now().toString(36);
+const WATCHERS = 100;
+const WATCH_RATE = 200;
+const LIST_REPS = 10;
+const LIST_CLIENTS = 4;
+
+// ------------------------------------------------------------------------------ cleanup
+
+/** Everything started is stopped in reverse order, on success, failure, Ctrl-C or timeout. */
+class Cleanup {
+  private readonly steps: Array<{ what: string; run: () => unknown }> = [];
+  private running: Promise<void> | undefined;
+
+  add(what: string, run: () => unknown): void {
+    this.steps.push({ what, run });
+  }
+
+  /** Runs and forgets the most recent step named `what` (for things stopped mid-run). */
+  async now(what: string): Promise<void> {
+    const i = this.steps.findLastIndex((s) => s.what === what);
+    if (i < 0) return;
+    const [step] = this.steps.splice(i, 1);
+    await step.run();
+  }
+
+  runAll(): Promise<void> {
+    this.running ??= (async () => {
+      while (this.steps.length) {
+        const step = this.steps.pop()!;
+        try {
+          await step.run();
+        } catch (err) {
+          console.error(`cleanup: ${step.what} failed: ${(err as Error).message}`);
+        }
+      }
+    })();
+    return this.running;
+  }
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+// ------------------------------------------------------------------------------ results
+
+interface WriteRow {
+  system: string;
+  path: string;
+  /** concurrency → every round's result */
+  runs: Map<number, ThroughputResult[]>;
+}
+
+interface ListRow {
+  system: string;
+  how: string;
+  times: number[];
+}
+
+interface Results {
+  machine?: MachineInfo;
+  objectBytes: number;
+  writes: WriteRow[];
+  watch: Array<{ system: string; result: WatchLatencyResult }>;
+  list: ListRow[];
+  listDecode?: { decodeMs: number; convertMs: number; bytes: number };
+}
+
+function best(runs: ThroughputResult[] | undefined): ThroughputResult | undefined {
+  return runs?.reduce((a, b) => (b.perSec > a.perSec ? b : a));
+}
+
+function writeRate(results: Results, system: string, path: string, concurrency: number): number {
+  const row = results.writes.find((r) => r.system === system && r.path === path);
+  return best(row?.runs.get(concurrency))?.perSec ?? NaN;
+}
+
+// ------------------------------------------------------------------------------ the phases
+
+interface Systems {
+  sqlite: ChildControlPlane;
+  etcd: ChildControlPlane;
+  sqliteClient: Client;
+  etcdClient: Client;
+  raw: Etcd3;
+  rawWatchClients: Etcd3[];
+  rawValue: (name: string, extra?: Record<string, string>) => string;
+  etcdEndpoint: string;
+}
+
+type WriteOp = (i: number) => Promise<unknown>;
+
+async function writesPhase(
+  s: Systems,
+  args: Args,
+  results: Results,
+  cleanup: Cleanup,
+  counts: Map<number, number>,
+): Promise<void> {
+  const ns = 'bench-writes';
+  const grpcPath = 'gRPC, TLS + token, server in a child process';
+  const kubelabOp =
+    (client: Client, tag: string): WriteOp =>
+    (i) =>
+      client.create(benchPod(`${RUN_ID}-${tag}-${i}`, ns));
+  const rawOp =
+    (tag: string): WriteOp =>
+    (i) => {
+      const name = `${RUN_ID}-${tag}-${i}`;
+      return s.raw.put(`/bench-ref-${RUN_ID}/writes/${name}`).value(s.rawValue(name)).exec();
+    };
+
+  const runRounds = async (systems: Array<{ row: WriteRow; op: (tag: string) => WriteOp }>) => {
+    for (const { row, op } of systems) {
+      log(`warm-up: ${row.system} (${row.path})`);
+      await fill(300, 32, op('warm32'));
+      await fill(100, 1, op('warm1'));
+    }
+    for (let round = 1; round <= args.rounds; round++) {
+      for (const [concurrency, n] of counts) {
+        for (const { row, op } of systems) {
+          const r = await throughput(n, concurrency, op(`r${round}c${concurrency}`));
+          log(
+            `writes round ${round}: ${row.system} (${row.path}), ${concurrency} writer(s): ` +
+              `${fmt(r.perSec)}/s (${n} in ${fmt(r.seconds)} s; p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms)`,
+          );
+          const list = row.runs.get(concurrency) ?? [];
+          list.push(r);
+          row.runs.set(concurrency, list);
+        }
+      }
+    }
+  };
+
+  const rawRow: WriteRow = { system: 'etcd (reference)', path: 'raw etcd3 puts', runs: new Map() };
+  const sqliteRow: WriteRow = { system: 'kubelab/sqlite', path: grpcPath, runs: new Map() };
+  const etcdRow: WriteRow = { system: 'kubelab/etcd', path: grpcPath, runs: new Map() };
+  results.writes.push(sqliteRow, etcdRow, rawRow);
+  await ensureNamespace(s.sqliteClient, ns);
+  await ensureNamespace(s.etcdClient, ns);
+  await runRounds([
+    { row: rawRow, op: rawOp },
+    { row: sqliteRow, op: (t) => kubelabOp(s.sqliteClient, t) },
+    { row: etcdRow, op: (t) => kubelabOp(s.etcdClient, t) },
+  ]);
+
+  // The in-process client: the control plane in this process, no network.
+  log('starting in-process control planes');
+  const dirs = [mkdtempSync(join(tmpdir(), 'kubelab-bench-inproc-sqlite-'))];
+  dirs.push(mkdtempSync(join(tmpdir(), 'kubelab-bench-inproc-etcd-')));
+  cleanup.add('in-process data dirs', () => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const cpSqlite = await ControlPlane.start({
+    dataDir: dirs[0],
+    listen: '127.0.0.1:0',
+    store: 'sqlite',
+    logger: silentLogger(),
+  });
+  cleanup.add('in-process sqlite control plane', () => cpSqlite.stop());
+  const cpEtcd = await ControlPlane.start({
+    dataDir: dirs[1],
+    listen: '127.0.0.1:0',
+    store: 'etcd',
+    etcdEndpoints: [s.etcdEndpoint],
+    etcdPrefix: `/bench-inproc-${RUN_ID}`,
+    logger: silentLogger(),
+  });
+  cleanup.add('in-process etcd control plane', () => cpEtcd.stop());
+  const inprocPath = 'in-process client (cp.client()), no network';
+  const sqliteIn: WriteRow = { system: 'kubelab/sqlite', path: inprocPath, runs: new Map() };
+  const etcdIn: WriteRow = { system: 'kubelab/etcd', path: inprocPath, runs: new Map() };
+  results.writes.push(sqliteIn, etcdIn);
+  const cs = cpSqlite.client();
+  const ce = cpEtcd.client();
+  await ensureNamespace(cs, ns);
+  await ensureNamespace(ce, ns);
+  await runRounds([
+    { row: sqliteIn, op: (t) => kubelabOp(cs, t) },
+    { row: etcdIn, op: (t) => kubelabOp(ce, t) },
+  ]);
+  await cleanup.now('in-process etcd control plane');
+  await cleanup.now('in-process sqlite control plane');
+  await cleanup.now('in-process data dirs');
+}
+
+async function watchPhase(s: Systems, args: Args, results: Results): Promise<void> {
+  const objects = Math.round(2000 * args.scale);
+  const options = { watchers: WATCHERS, objects, ratePerSec: WATCH_RATE, warmup: 100 };
+  const ns = 'bench-watch';
+  for (const [system, cp, writer] of [
+    ['kubelab/sqlite', s.sqlite, s.sqliteClient],
+    ['kubelab/etcd', s.etcd, s.etcdClient],
+  ] as const) {
+    await ensureNamespace(writer, ns);
+    // A few connections for the watch streams, apart from the writer's.
+    const clients = Array.from({ length: LIST_CLIENTS }, () => cp.client(true));
+    log(`watch: ${system}, ${WATCHERS} gRPC watchers, ${objects} Pods at ${WATCH_RATE}/s`);
+    const result = await watchLatency(kubelabWatchHarness(writer, clients, ns, `${RUN_ID}-watch`), options);
+    for (const c of clients) c.close();
+    log(
+      `watch: ${system}: p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms, max ${fmt(result.maxMs)} ms` +
+        ` (${result.samples} samples, ${result.missing} missing, writer lag ≤ ${fmt(result.writerLagMs)} ms)`,
+    );
+    results.watch.push({ system, result });
+  }
+  log(`watch: etcd (reference), ${WATCHERS} etcd3 watchers, ${objects} values at ${WATCH_RATE}/s`);
+  const result = await watchLatency(
+    etcdWatchHarness(s.raw, s.rawWatchClients, `/bench-ref-${RUN_ID}/watch/`, s.rawValue),
+    options,
+  );
+  log(
+    `watch: etcd (reference): p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms, max ${fmt(result.maxMs)} ms` +
+      ` (${result.samples} samples, ${result.missing} missing)`,
+  );
+  results.watch.push({ system: 'etcd (reference)', result });
+}
+
+async function listPhase(s: Systems, args: Args, results: Results, cleanup: Cleanup): Promise<void> {
+  const count = Math.round(10_000 * args.scale);
+  const ns = 'bench-list';
+  const rawPrefix = `/bench-ref-${RUN_ID}/list/`;
+  for (const [system, client] of [
+    ['kubelab/sqlite', s.sqliteClient],
+    ['kubelab/etcd', s.etcdClient],
+  ] as const) {
+    await ensureNamespace(client, ns);
+    const t = nowMs();
+    await fill(count, 32, (i) => client.create(benchPod(`${RUN_ID}-list-${i}`, ns)));
+    log(`list: created ${count} Pods in ${system} in ${fmt((nowMs() - t) / 1000)} s`);
+  }
+  const t = nowMs();
+  await fill(count, 32, (i) => {
+    const name = `${RUN_ID}-list-${i}`;
+    return s.raw
+      .put(rawPrefix + name)
+      .value(s.rawValue(name))
+      .exec();
+  });
+  log(`list: put ${count} values in etcd in ${fmt((nowMs() - t) / 1000)} s`);
+
+  const rawSqlite = new RawListCaller(s.sqlite.server, s.sqlite.token, s.sqlite.caPem);
+  const rawEtcd = new RawListCaller(s.etcd.server, s.etcd.token, s.etcd.caPem);
+  cleanup.add('raw list clients', () => (rawSqlite.close(), rawEtcd.close()));
+  const listReq = { kind: 'Pod', namespace: ns };
+  let lastBytes: Buffer | undefined;
+  const cases: Array<{ row: ListRow; run: () => Promise<number> }> = [
+    {
+      row: { system: 'etcd (reference)', how: 'etcd3 getAll().prefix().buffers()', times: [] },
+      run: async () => Object.keys(await s.raw.getAll().prefix(rawPrefix).buffers()).length,
+    },
+    {
+      row: { system: 'kubelab/sqlite', how: 'typed gRPC client list()', times: [] },
+      run: async () => (await s.sqliteClient.list('Pod', { namespace: ns })).items.length,
+    },
+    {
+      row: { system: 'kubelab/etcd', how: 'typed gRPC client list()', times: [] },
+      run: async () => (await s.etcdClient.list('Pod', { namespace: ns })).items.length,
+    },
+    {
+      row: { system: 'kubelab/sqlite', how: 'gRPC, response bytes not decoded', times: [] },
+      run: async () => (lastBytes = await rawSqlite.list(listReq)).length,
+    },
+    {
+      row: { system: 'kubelab/etcd', how: 'gRPC, response bytes not decoded', times: [] },
+      run: async () => (await rawEtcd.list(listReq)).length,
+    },
+  ];
+  // Warm-up, then the repetitions interleaved so that noise hits every system alike.
+  for (let rep = -2; rep < LIST_REPS; rep++) {
+    for (const c of cases) {
+      const t0 = nowMs();
+      const n = await c.run();
+      const ms = nowMs() - t0;
+      if (c.row.how.startsWith('gRPC, response bytes')) {
+        if (n < count * PAD_BYTES) throw new Error(`${c.row.system}: the list answer is only ${n} bytes`);
+      } else if (n !== count) {
+        throw new Error(`${c.row.system} (${c.row.how}) listed ${n} objects, expected ${count}`);
+      }
+      if (rep >= 0) c.row.times.push(ms);
+    }
+  }
+  for (const c of cases) {
+    results.list.push(c.row);
+    log(
+      `list: ${c.row.system} (${c.row.how}): median ${fmt(median(c.row.times))} ms, min ${fmt(min(c.row.times))} ms`,
+    );
+  }
+  // Where the typed client's time goes: protobuf decoding, then unwrapping each ApiObject.
+  if (lastBytes) {
+    const decode: number[] = [];
+    const convert: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const t0 = nowMs();
+      const res = ListResponse.decode(lastBytes);
+      const t1 = nowMs();
+      const items = (res.items ?? []).map((o) => fromApiObject(o)?.object);
+      const t2 = nowMs();
+      if (items.length !== count) throw new Error(`decoded ${items.length} items, expected ${count}`);
+      if (i >= 2) {
+        decode.push(t1 - t0);
+        convert.push(t2 - t1);
+      }
+    }
+    results.listDecode = { decodeMs: median(decode), convertMs: median(convert), bytes: lastBytes.length };
+    log(
+      `list: client-side decode of ${fmt(lastBytes.length / 1024 / 1024)} MiB: ListResponse.decode ` +
+        `${fmt(median(decode))} ms, fromApiObject ${fmt(median(convert))} ms`,
+    );
+  }
+  await cleanup.now('raw list clients');
+}
+
+// ------------------------------------------------------------------------------ the report
+
+interface Target {
+  what: string;
+  value: number;
+  unit: string;
+  goal: string;
+  pass: boolean;
+}
+
+function targets(r: Results): Target[] {
+  const grpcPath = 'gRPC, TLS + token, server in a child process';
+  const sqlite32 = writeRate(r, 'kubelab/sqlite', grpcPath, 32);
+  const etcd32 = writeRate(r, 'kubelab/etcd', grpcPath, 32);
+  const raw32 = writeRate(r, 'etcd (reference)', 'raw etcd3 puts', 32);
+  const watchP99 = r.watch.find((w) => w.system === 'kubelab/sqlite')?.result.p99Ms ?? NaN;
+  const listOf = (system: string, how: string) =>
+    median(r.list.find((l) => l.system === system && l.how === how)?.times ?? []);
+  const sqliteList = listOf('kubelab/sqlite', 'typed gRPC client list()');
+  const etcdRange = listOf('etcd (reference)', 'etcd3 getAll().prefix().buffers()');
+  const t = (what: string, value: number, unit: string, goal: string, pass: boolean): Target => ({
+    what,
+    value,
+    unit,
+    goal,
+    pass: Number.isFinite(value) && pass,
+  });
+  return [
+    t(
+      'kubelab/sqlite creates/s (gRPC, 32 writers) ÷ raw etcd puts/s (32 writers)',
+      sqlite32 / raw32,
+      '×',
+      '≥ 1.0',
+      sqlite32 / raw32 >= 1,
+    ),
+    t(
+      'kubelab/sqlite ÷ kubelab/etcd creates/s (gRPC, 32 writers)',
+      sqlite32 / etcd32,
+      '×',
+      '≥ 2.0',
+      sqlite32 / etcd32 >= 2,
+    ),
+    t('watch delivery p99, kubelab/sqlite (100 watchers)', watchP99, 'ms', '≤ 20 ms', watchP99 <= 20),
+    t(
+      'list 10,000 Pods through gRPC from the watch cache, kubelab/sqlite (median)',
+      sqliteList,
+      'ms',
+      '≤ 30 ms',
+      sqliteList <= 30,
+    ),
+    t(
+      'etcd range of 10,000 (median) ÷ kubelab/sqlite list (median)',
+      etcdRange / sqliteList,
+      '×',
+      '≥ 2.0',
+      etcdRange / sqliteList >= 2,
+    ),
+  ];
+}
+
+function render(r: Results, args: Args, started: Date, seconds: number): string {
+  const m = r.machine;
+  const out: string[] = [];
+  out.push(`## ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+  out.push('');
+  if (m) {
+    out.push(
+      `Machine: ${m.cpu}, ${m.cores} cores, ${fmt(m.ramGiB, 1)} GiB RAM, ${m.os}; Node ${m.node}; etcd ${m.etcd}. ` +
+        `Pods of ${r.objectBytes} bytes of JSON. Whole run: ${fmt(seconds, 0)} s.`,
+    );
+    out.push('');
+  }
+  if (r.writes.length) {
+    const concurrencies = [...new Set(r.writes.flatMap((w) => [...w.runs.keys()]))].sort((a, b) => a - b);
+    const counts = concurrencies.map((c) => r.writes.find((w) => w.runs.get(c))?.runs.get(c)?.[0]?.ops ?? 0);
+    out.push(
+      `### Durable creates/s (best of ${args.rounds} interleaved rounds; every round in brackets; per-call p50/p99 of the best)`,
+    );
+    out.push('');
+    out.push(
+      table(
+        [
+          'system',
+          'path',
+          ...concurrencies.map((c, i) => `${c} writer${c > 1 ? 's' : ''} (${fmt(counts[i], 0)} Pods)`),
+        ],
+        ['l', 'l', ...concurrencies.map(() => 'r' as const)],
+        r.writes.map((w) => [
+          w.system,
+          w.path,
+          ...concurrencies.map((c) => {
+            const runs = w.runs.get(c);
+            const b = best(runs);
+            if (!runs || !b) return 'n/a';
+            return (
+              `**${fmt(b.perSec, 0)}/s** [${runs.map((x) => fmt(x.perSec, 0)).join(', ')}]` +
+              ` ${fmt(b.p50Ms)}/${fmt(b.p99Ms)} ms`
+            );
+          }),
+        ]),
+      ),
+    );
+    out.push('');
+  }
+  if (r.watch.length) {
+    const w0 = r.watch[0].result;
+    out.push(
+      `### Watch delivery latency (${w0.watchers} watchers on Pods in one namespace, ${fmt(w0.objects, 0)} creates at ${w0.ratePerSec}/s after 100 warm-up; write call → event consumed)`,
+    );
+    out.push('');
+    out.push(
+      table(
+        ['system', 'watchers', 'p50 ms', 'p99 ms', 'max ms', 'samples', 'missing'],
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r'],
+        r.watch.map(({ system, result: x }) => [
+          system,
+          system.startsWith('etcd') ? 'etcd3 watchers, 4 clients' : 'gRPC watch streams, 4 channels',
+          fmt(x.p50Ms),
+          fmt(x.p99Ms),
+          fmt(x.maxMs),
+          fmt(x.samples, 0),
+          fmt(x.missing, 0),
+        ]),
+      ),
+    );
+    out.push('');
+  }
+  if (r.list.length) {
+    out.push(`### List all 10,000 Pods (${LIST_REPS} interleaved repetitions after 2 warm-ups)`);
+    out.push('');
+    out.push(
+      table(
+        ['system', 'how', 'median ms', 'min ms'],
+        ['l', 'l', 'r', 'r'],
+        r.list.map((l) => [l.system, l.how, fmt(median(l.times)), fmt(min(l.times))]),
+      ),
+    );
+    out.push('');
+    if (r.listDecode) {
+      out.push(
+        `Client-side decoding of the ${fmt(r.listDecode.bytes / 1024 / 1024)} MiB answer in the typed client: ` +
+          `\`ListResponse.decode\` ${fmt(r.listDecode.decodeMs)} ms, unwrapping the ApiObjects ${fmt(r.listDecode.convertMs)} ms.`,
+      );
+      out.push('');
+    }
+  }
+  const ts = targets(r);
+  out.push('### Targets (ratios from this run)');
+  out.push('');
+  out.push(
+    table(
+      ['target', 'value', 'goal', 'result'],
+      ['l', 'r', 'l', 'l'],
+      ts.map((t) => [
+        t.what,
+        t.unit === '×' ? `${fmt(t.value)}×` : `${fmt(t.value)} ms`,
+        t.goal,
+        Number.isFinite(t.value) ? (t.pass ? 'PASS' : '**MISS**') : 'n/a',
+      ]),
+    ),
+  );
+  return out.join('\n') + '\n';
+}
+
+// ------------------------------------------------------------------------------ main
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const started = new Date();
+  const t0 = nowMs();
+  const cleanup = new Cleanup();
+  const fail = (why: string, code: number) => {
+    log(why);
+    void cleanup.runAll().finally(() => process.exit(code));
+  };
+  process.once('SIGINT', () => fail('interrupted; cleaning up', 130));
+  process.once('SIGTERM', () => fail('terminated; cleaning up', 143));
+  const watchdog = setTimeout(
+    () => fail('the benchmark took more than 15 minutes; giving up', 1),
+    15 * 60_000,
+  );
+
+  const results: Results = { objectBytes: 0, writes: [], watch: [], list: [] };
+  try {
+    const nodeArgs: string[] = [];
+    if (args.profileDir) {
+      mkdirSync(args.profileDir, { recursive: true });
+      nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${args.profileDir}`);
+    }
+    log('starting etcd');
+    const etcd = await startEtcd();
+    cleanup.add('etcd', () => etcd.stop());
+    results.machine = await machineInfo(etcd.endpoint);
+
+    log('starting kubelab/sqlite and kubelab/etcd in child processes');
+    const [sqlite, etcdCp] = await Promise.all([
+      startChildControlPlane({ store: 'sqlite', nodeArgs }),
+      startChildControlPlane({
+        store: 'etcd',
+        etcdEndpoint: etcd.endpoint,
+        etcdPrefix: `/bench-kubelab-${RUN_ID}`,
+        nodeArgs,
+      }),
+    ]);
+    cleanup.add('kubelab/sqlite child', () => sqlite.stop());
+    cleanup.add('kubelab/etcd child', () => etcdCp.stop());
+    const rawOptions = {
+      hosts: etcd.endpoint,
+      grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
+    };
+    const raw = new Etcd3(rawOptions);
+    const rawWatchClients = Array.from({ length: LIST_CLIENTS }, () => new Etcd3(rawOptions));
+    cleanup.add('etcd3 clients', () => [raw, ...rawWatchClients].forEach((c) => c.close()));
+
+    const sqliteClient = sqlite.client();
+    const etcdClient = etcdCp.client();
+    // One created Pod gives the stored size and the raw etcd value of the same size.
+    await ensureNamespace(sqliteClient, 'bench-sample');
+    const sample = await sqliteClient.create(benchPod(`${RUN_ID}-sample`, 'bench-sample'));
+    const { resourceVersion: _rv, ...storedMeta } = sample.metadata ?? {};
+    const stored: Pod = { ...sample, metadata: storedMeta };
+    results.objectBytes = JSON.stringify(stored).length;
+    log(`a Pod is ${results.objectBytes} bytes of JSON as stored`);
+
+    const systems: Systems = {
+      sqlite,
+      etcd: etcdCp,
+      sqliteClient,
+      etcdClient,
+      raw,
+      rawWatchClients,
+      rawValue: rawValueFactory(stored),
+      etcdEndpoint: etcd.endpoint,
+    };
+    const counts = new Map([
+      [1, Math.round(1000 * args.scale)],
+      [32, Math.round(3000 * args.scale)],
+    ]);
+    if (args.phases.has('writes')) await writesPhase(systems, args, results, cleanup, counts);
+    if (args.phases.has('watch')) await watchPhase(systems, args, results);
+    if (args.phases.has('list')) await listPhase(systems, args, results, cleanup);
+  } finally {
+    clearTimeout(watchdog);
+    log('stopping everything');
+    await cleanup.runAll();
+  }
+
+  const section = render(results, args, started, (nowMs() - t0) / 1000);
+  process.stdout.write('\n' + section);
+  if (args.append) {
+    const path = join(REPO_ROOT, 'BENCHMARKS.md');
+    appendSection(path, section);
+    log(`appended to ${path}`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
