@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from './api/errors.js';
+import { retrying } from './retry.js';
+
+const noSleep = { sleep: async () => undefined };
+
+function failing(errors: ApiError[], value = 'ok') {
+  let calls = 0;
+  return {
+    fn: async () => {
+      const err = errors[calls++];
+      if (err) throw err;
+      return value;
+    },
+    get calls() {
+      return calls;
+    },
+  };
+}
+
+describe('retrying', () => {
+  it('retries reads through an unavailable server and timeouts', async () => {
+    const f = failing([new ApiError('Unavailable', 'down'), new ApiError('Timeout', 'slow')]);
+    expect(await retrying(f.fn, 'read', noSleep)).toBe('ok');
+    expect(f.calls).toBe(3);
+  });
+
+  it('never retries what a retry cannot fix', async () => {
+    for (const reason of [
+      'Invalid',
+      'NotFound',
+      'Conflict',
+      'Forbidden',
+      'Unauthorized',
+      'Expired',
+    ] as const) {
+      const f = failing([new ApiError(reason, 'no')]);
+      await expect(retrying(f.fn, 'read', noSleep)).rejects.toMatchObject({ reason });
+      expect(f.calls).toBe(1);
+    }
+  });
+
+  it('does not retry a non-idempotent write on an unavailable server, but does on rate limiting', async () => {
+    const down = failing([new ApiError('Unavailable', 'down')]);
+    await expect(retrying(down.fn, 'once', noSleep)).rejects.toMatchObject({ reason: 'Unavailable' });
+    expect(down.calls).toBe(1);
+    const limited = failing([new ApiError('TooManyRequests', 'slow down', { retryAfterSeconds: 1 })]);
+    const waits: number[] = [];
+    expect(await retrying(limited.fn, 'once', { sleep: async (ms) => void waits.push(ms) })).toBe('ok');
+    expect(waits[0]).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('gives up after the configured attempts with backoff between them', async () => {
+    const f = failing(Array.from({ length: 10 }, () => new ApiError('Unavailable', 'down')));
+    const waits: number[] = [];
+    await expect(
+      retrying(f.fn, 'idempotent', {
+        attempts: 4,
+        initialDelayMs: 100,
+        sleep: async (ms) => void waits.push(ms),
+      }),
+    ).rejects.toMatchObject({
+      reason: 'Unavailable',
+    });
+    expect(f.calls).toBe(4);
+    expect(waits).toHaveLength(3);
+    expect(waits[2]).toBeGreaterThan(waits[0]);
+  });
+});
