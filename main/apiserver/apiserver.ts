@@ -28,6 +28,7 @@ import { admitCreate, admitDelete, PROTECTED_NAMESPACES, type AdmissionContext }
 import { roleAuthorizer, type Authorizer } from './auth.js';
 import { Cacher } from './cacher.js';
 import { decodeStored, encodeForStore, kindPrefix, objectKey } from './codec.js';
+import { EventExpiry } from './eventttl.js';
 import { DEFAULT_MAX_OBJECT_BYTES, intakeObject, tooLarge } from './intake.js';
 import { applyPatch } from './patch.js';
 import { Registry } from './registry/index.js';
@@ -53,6 +54,8 @@ export interface ApiServerOptions {
   /** Watch-cache history window and BOOKMARK period; see Cacher. */
   historyMs?: number;
   bookmarkMs?: number;
+  /** How long Events live after their last occurrence (default 1 hour). */
+  eventTtlMs?: number;
   /** Extra admission for writes (e.g. the node restriction), run after the built-in plugins. */
   admission?: Array<(ctx: AdmissionContext) => void | Promise<void>>;
 }
@@ -71,6 +74,7 @@ const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 export class ApiServer implements LocalApi {
   readonly registry: Registry;
   readonly cacher: Cacher;
+  readonly eventExpiry: EventExpiry;
   private readonly storage: Storage;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -98,6 +102,13 @@ export class ApiServer implements LocalApi {
         bookmarkMs: options.bookmarkMs,
       },
     );
+    this.eventExpiry = new EventExpiry(
+      this.cacher,
+      this.storage,
+      this.clock,
+      this.logger,
+      options.eventTtlMs,
+    );
   }
 
   /** Fills the watch caches and makes sure the namespaces every cluster has exist. */
@@ -111,9 +122,11 @@ export class ApiServer implements LocalApi {
         if (!(err instanceof ApiError && err.reason === 'AlreadyExists')) throw err;
       }
     }
+    this.eventExpiry.start();
   }
 
   stop(): void {
+    this.eventExpiry.stop();
     this.cacher.stop();
   }
 

@@ -3,6 +3,7 @@
  * /proc: on a 2-core machine it tells which process was the bottleneck. Linux only; NaN elsewhere.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 
 const CLOCK_TICKS = 100; // USER_HZ on every Linux build that matters
 

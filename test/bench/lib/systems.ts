@@ -11,14 +11,23 @@ import type { RunningWatchers, WatchHarness } from './workloads.js';
 
 export const SEQ_ANNOTATION = 'bench/seq';
 export const SENT_ANNOTATION = 'bench/sent';
-/** With the server's defaults (uid, timestamps, tolerations…) a Pod's JSON comes to ~1 KiB. */
-export const PAD_BYTES = 700;
+
+let pad = 'x'.repeat(700);
+
+/** Sets the padding annotation's size; the benchmark sizes it so a stored Pod is ~1 KiB of JSON. */
+export function setPadBytes(n: number): void {
+  pad = 'x'.repeat(Math.max(0, n));
+}
+
+export function padBytes(): number {
+  return pad.length;
+}
 
 export function benchPod(name: string, namespace: string, annotations: Record<string, string> = {}): Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace, annotations: { pad: 'x'.repeat(PAD_BYTES), ...annotations } },
+    metadata: { name, namespace, annotations: { pad, ...annotations } },
     spec: { containers: [{ name: 'c', command: ['sleep', '1'] }] },
   };
 }
@@ -98,6 +107,7 @@ export function etcdWatchHarness(
   watchClients: Etcd3[],
   prefix: string,
   value: (name: string, extra?: Record<string, string>) => string,
+  parse: boolean,
 ): WatchHarness {
   return {
     async startWatchers(count, onEvent): Promise<RunningWatchers> {
@@ -106,9 +116,12 @@ export function etcdWatchHarness(
       for (let i = 0; i < count; i++) {
         const w = await watchClients[i % watchClients.length].watch().prefix(prefix).create();
         w.on('put', (kv) => {
-          const obj = JSON.parse(kv.value.toString()) as Pod;
-          const a = obj.metadata?.annotations;
-          onEvent(Number(a?.[SEQ_ANNOTATION]), Number(a?.[SENT_ANNOTATION]));
+          if (parse) {
+            const a = (JSON.parse(kv.value.toString()) as Pod).metadata?.annotations;
+            onEvent(Number(a?.[SEQ_ANNOTATION]), Number(a?.[SENT_ANNOTATION]));
+          } else {
+            onEvent(Number(jsonString(kv.value, SEQ_JSON)), Number(jsonString(kv.value, SENT_JSON)));
+          }
         });
         w.on('error', (err) => errors.push(err));
         watchers.push(w);
@@ -137,24 +150,8 @@ export function etcdWatchHarness(
 export class RawListCaller {
   private readonly client: grpc.Client;
 
-  constructor(
-    server: string,
-    private readonly token: string,
-    caPem: string,
-  ) {
-    const creds = grpc.credentials.combineChannelCredentials(
-      grpc.credentials.createSsl(Buffer.from(caPem)),
-      grpc.credentials.createFromMetadataGenerator((_p, cb) => {
-        const md = new grpc.Metadata();
-        md.set('authorization', `Bearer ${this.token}`);
-        cb(null, md);
-      }),
-    );
-    this.client = new grpc.Client(server, creds, {
-      'grpc.ssl_target_name_override': 'localhost',
-      'grpc.max_receive_message_length': 512 * 1024 * 1024,
-      'grpc.use_local_subchannel_pool': 1,
-    });
+  constructor(server: string, token: string, caPem: string) {
+    this.client = channel(server, token, caPem);
   }
 
   list(req: ListRequest): Promise<Buffer> {
@@ -174,4 +171,109 @@ export class RawListCaller {
   close(): void {
     this.client.close();
   }
+}
+
+const SEQ_JSON = Buffer.from(`"${SEQ_ANNOTATION}":"`);
+const SENT_JSON = Buffer.from(`"${SENT_ANNOTATION}":"`);
+const SEQ_PROTO = Buffer.from(SEQ_ANNOTATION);
+const SENT_PROTO = Buffer.from(SENT_ANNOTATION);
+
+/** A plain string value following `"key":"` in JSON bytes, without parsing the document. */
+function jsonString(buf: Buffer, keyColonQuote: Buffer): string {
+  const at = buf.indexOf(keyColonQuote);
+  if (at < 0) return '';
+  const start = at + keyColonQuote.length;
+  return buf.toString('latin1', start, buf.indexOf(0x22, start));
+}
+
+/**
+ * An annotation's value in an encoded WatchEvent, without decoding it: a map entry is
+ * `0x0a len key 0x12 len value`, and the bench's keys and values are short (one-byte lengths).
+ */
+function protoAnnotation(buf: Buffer, key: Buffer): string {
+  let at = buf.indexOf(key);
+  while (at >= 0 && !(buf[at - 1] === key.length && buf[at + key.length] === 0x12))
+    at = buf.indexOf(key, at + 1);
+  if (at < 0) return '';
+  const lenAt = at + key.length + 1;
+  return buf.toString('latin1', lenAt + 1, lenAt + 1 + buf[lenAt]);
+}
+
+function channel(server: string, token: string, caPem: string): grpc.Client {
+  const creds = grpc.credentials.combineChannelCredentials(
+    grpc.credentials.createSsl(Buffer.from(caPem)),
+    grpc.credentials.createFromMetadataGenerator((_p, cb) => {
+      const md = new grpc.Metadata();
+      md.set('authorization', `Bearer ${token}`);
+      cb(null, md);
+    }),
+  );
+  return new grpc.Client(server, creds, {
+    'grpc.ssl_target_name_override': 'localhost',
+    'grpc.max_receive_message_length': 512 * 1024 * 1024,
+    'grpc.use_local_subchannel_pool': 1,
+  });
+}
+
+/**
+ * Watchers on raw gRPC streams that never decode the events (the two annotations are read
+ * from the bytes): what the server delivers, without the typed client's decoding.
+ */
+export function rawGrpcWatchHarness(
+  writer: Client,
+  target: { server: string; token: string; caPem: string },
+  channels: number,
+  namespace: string,
+  namePrefix: string,
+): WatchHarness {
+  const typed = kubelabWatchHarness(writer, [], namespace, namePrefix);
+  return {
+    async startWatchers(count, onEvent): Promise<RunningWatchers> {
+      const { resourceVersion } = await writer.list('Pod', { namespace, limit: 1 });
+      const clients = Array.from({ length: channels }, () =>
+        channel(target.server, target.token, target.caPem),
+      );
+      const calls: Array<grpc.ClientReadableStream<Buffer>> = [];
+      const ended: Array<Promise<void>> = [];
+      const errors: unknown[] = [];
+      let stopping = false;
+      for (let i = 0; i < count; i++) {
+        const call = clients[i % channels].makeServerStreamRequest(
+          ResourcesService.watch.path,
+          ResourcesService.watch.requestSerialize,
+          (b: Buffer) => b,
+          { kind: 'Pod', namespace, resourceVersion },
+          new grpc.Metadata(),
+        );
+        await new Promise<void>((resolve, reject) => {
+          call.once('metadata', () => resolve());
+          call.once('error', reject);
+        });
+        call.on('data', (b: Buffer) => {
+          const seq = protoAnnotation(b, SEQ_PROTO);
+          if (seq) onEvent(Number(seq), Number(protoAnnotation(b, SENT_PROTO)));
+        });
+        ended.push(
+          new Promise<void>((resolve) => {
+            call.on('error', (err) => {
+              if (!stopping) errors.push(err);
+              resolve();
+            });
+            call.on('end', () => resolve());
+          }),
+        );
+        calls.push(call);
+      }
+      return {
+        async stop() {
+          stopping = true;
+          for (const c of calls) c.cancel();
+          await Promise.all(ended);
+          for (const c of clients) c.close();
+          if (errors.length) throw errors[0];
+        },
+      };
+    },
+    write: typed.write,
+  };
 }

@@ -68,6 +68,8 @@ export interface WatchLatencyResult {
   maxMs: number;
   /** How far behind schedule the writer fell at worst (ms): the pacing was not steady if large. */
   writerLagMs: number;
+  /** Events consumed per second, first measured write to last event (watchers × rate if keeping up). */
+  deliveredPerSec: number;
 }
 
 /**
@@ -82,10 +84,15 @@ export async function watchLatency(
   const expected = watchers * objects;
   const latencies = new Float64Array(expected);
   let received = 0;
+  let firstSent = Infinity;
+  let lastReceived = 0;
   let done: (() => void) | undefined;
   const running = await harness.startWatchers(watchers, (seq, sent) => {
     if (seq < warmup) return;
-    const latency = nowMs() - sent;
+    const now = nowMs();
+    const latency = now - sent;
+    lastReceived = now;
+    if (sent < firstSent) firstSent = sent;
     if (received < expected) latencies[received] = latency;
     received++;
     if (received === expected) done?.();
@@ -129,6 +136,7 @@ export async function watchLatency(
       p99Ms: percentileSorted(sorted, 99),
       maxMs: sorted.length ? sorted[sorted.length - 1] : NaN,
       writerLagMs: writerLag,
+      deliveredPerSec: sorted.length / ((lastReceived - firstSent) / 1000),
     };
   } finally {
     await running.stop();
