@@ -46,6 +46,7 @@ export class EventRecorder {
   private readonly buckets = new Map<string, Bucket>();
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
+  private lastStamp = 0;
 
   constructor(
     private readonly client: Client,
@@ -77,8 +78,7 @@ export class EventRecorder {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: {
-        name:
-          previous?.name ?? `${meta.name}.${(now * 1000 + Math.floor(Math.random() * 1000)).toString(16)}`,
+        name: previous?.name ?? this.eventName(meta.name ?? 'unknown', now),
         namespace,
       },
       involvedObject: Object.fromEntries(Object.entries(involved).filter(([, v]) => v !== undefined)),
@@ -100,6 +100,18 @@ export class EventRecorder {
       firstTimestamp: event.firstTimestamp!,
     });
     this.enqueue(event, previous !== undefined);
+  }
+
+  /**
+   * "<object>.<hex time>", like Kubernetes; strictly increasing per recorder (and salted, for
+   * other recorders) so events in the same millisecond never collide.
+   */
+  private eventName(objectName: string, now: number): string {
+    this.lastStamp = Math.max(now * 1000, this.lastStamp + 1);
+    const salt = Math.floor(Math.random() * 256)
+      .toString(16)
+      .padStart(2, '0');
+    return `${objectName}.${this.lastStamp.toString(16)}${salt}`;
   }
 
   /** Resolves when every queued event has been written (or has failed). */
