@@ -3,12 +3,16 @@
  * arrive, controllers). The desktop app and `kubelab server` both start exactly this.
  */
 import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Identity } from '../client/api/local.js';
 import type { Client } from '../client/client.js';
 import { inProcessClient } from '../client/inprocess.js';
 import { realClock, type Clock } from '../client/util/clock.js';
 import { ApiServer } from './apiserver/apiserver.js';
+import { ControllerManager } from './controllers/manager.js';
+import { startMetricsServer, type MetricsServer } from './metrics.js';
 import { ensurePki, type Pki } from './grpc/pki.js';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/server.js';
 import { TokenStore } from './grpc/tokens.js';
@@ -33,6 +37,15 @@ export interface ControlPlaneOptions {
   historyMs?: number;
   /** sqlite: how long history is kept for resuming watchers (default 5 min). */
   retentionMs?: number;
+  /**
+   * Controllers to run in-process, like --controllers ("*" = the defaults, "-gc" to drop one);
+   * false runs none (a separate `kubelab controller-manager` does the work).
+   */
+  controllers?: string[] | false;
+  /** Serve Prometheus metrics on this host:port (e.g. 127.0.0.1:10257). */
+  metricsListen?: string;
+  /** Identity for leader election (default hostname_pid); used with the etcd store. */
+  identity?: string;
 }
 
 export const SYSTEM_IDENTITY: Identity = { name: 'system:kube-controller-manager', role: 'admin' };
@@ -49,6 +62,9 @@ export class ControlPlane {
     readonly pki: Pki | undefined,
     readonly adminToken: string,
     readonly logger: Logger,
+    readonly metrics: Registry,
+    readonly controllerManager: ControllerManager | undefined,
+    private readonly metricsServer: MetricsServer | undefined,
   ) {}
 
   static async start(options: ControlPlaneOptions): Promise<ControlPlane> {
@@ -76,7 +92,39 @@ export class ControlPlane {
         tls: pki ? { certPem: pki.certPem, keyPem: pki.keyPem } : undefined,
         logger: logger.child({ component: 'grpc' }),
       });
-      return new ControlPlane(options, storage, api, tokens, grpc, pki, adminToken, logger);
+      const metrics = new Registry();
+      collectDefaultMetrics({ register: metrics });
+      let controllerManager: ControllerManager | undefined;
+      if (options.controllers !== false) {
+        const store = options.store ?? 'sqlite';
+        controllerManager = new ControllerManager({
+          client: inProcessClient(api, SYSTEM_IDENTITY),
+          logger: logger.child({ component: 'controller-manager' }),
+          clock,
+          controllers: options.controllers,
+          metrics,
+          // Several control planes may share one etcd: only the lease holder runs controllers.
+          leaderElection:
+            store === 'etcd' ? { identity: options.identity ?? `${hostname()}_${process.pid}` } : undefined,
+        });
+        await controllerManager.start();
+      }
+      const metricsServer = options.metricsListen
+        ? await startMetricsServer(metrics, options.metricsListen)
+        : undefined;
+      return new ControlPlane(
+        options,
+        storage,
+        api,
+        tokens,
+        grpc,
+        pki,
+        adminToken,
+        logger,
+        metrics,
+        controllerManager,
+        metricsServer,
+      );
     } catch (err) {
       api?.stop();
       await storage.close();
@@ -96,6 +144,8 @@ export class ControlPlane {
   /** Stops serving, ends watches, and closes the store after every accepted write is committed. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      await this.controllerManager?.stop();
+      await this.metricsServer?.close();
       const closing = this.grpc.close();
       this.api.stop();
       await closing;

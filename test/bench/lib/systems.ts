@@ -199,7 +199,7 @@ function protoAnnotation(buf: Buffer, key: Buffer): string {
   return buf.toString('latin1', lenAt + 1, lenAt + 1 + buf[lenAt]);
 }
 
-function channel(server: string, token: string, caPem: string): grpc.Client {
+function channel(server: string, token: string, caPem: string, options: grpc.ChannelOptions = {}): grpc.Client {
   const creds = grpc.credentials.combineChannelCredentials(
     grpc.credentials.createSsl(Buffer.from(caPem)),
     grpc.credentials.createFromMetadataGenerator((_p, cb) => {
@@ -212,6 +212,7 @@ function channel(server: string, token: string, caPem: string): grpc.Client {
     'grpc.ssl_target_name_override': 'localhost',
     'grpc.max_receive_message_length': 512 * 1024 * 1024,
     'grpc.use_local_subchannel_pool': 1,
+    ...options,
   });
 }
 
@@ -225,6 +226,7 @@ export function rawGrpcWatchHarness(
   channels: number,
   namespace: string,
   namePrefix: string,
+  channelOptions: grpc.ChannelOptions = {},
 ): WatchHarness {
   const typed = kubelabWatchHarness(writer, [], namespace, namePrefix);
   return {

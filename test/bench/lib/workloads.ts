@@ -73,43 +73,53 @@ export interface WatchLatencyResult {
 }
 
 /**
- * Writes `warmup + objects` objects at a steady rate while `watchers` watchers receive them;
- * latency = receive time − send time, for every (watcher, measured object).
+ * Writes `warmup` objects at a steady rate and waits until every watcher has them all (JIT,
+ * connections and caches warm, no backlog), then writes `objects` more at the same rate while
+ * `watchers` watchers receive them; latency = receive time − send time, for every (watcher,
+ * measured object).
  */
 export async function watchLatency(
   harness: WatchHarness,
   options: { watchers: number; objects: number; ratePerSec: number; warmup: number; drainMs?: number },
 ): Promise<WatchLatencyResult> {
   const { watchers, objects, ratePerSec, warmup } = options;
+  const drainMs = options.drainMs ?? 20_000;
   const expected = watchers * objects;
   const latencies = new Float64Array(expected);
+  let warmReceived = 0;
   let received = 0;
   let firstSent = Infinity;
   let lastReceived = 0;
-  let done: (() => void) | undefined;
+  let wake: (() => void) | undefined;
   const running = await harness.startWatchers(watchers, (seq, sent) => {
-    if (seq < warmup) return;
+    if (seq < warmup) {
+      if (++warmReceived === watchers * warmup) wake?.();
+      return;
+    }
     const now = nowMs();
-    const latency = now - sent;
     lastReceived = now;
     if (sent < firstSent) firstSent = sent;
-    if (received < expected) latencies[received] = latency;
-    received++;
-    if (received === expected) done?.();
+    if (received < expected) latencies[received] = now - sent;
+    if (++received === expected) wake?.();
   });
-  try {
-    const total = warmup + objects;
+  const until = async (cond: () => boolean) => {
+    if (cond()) return;
+    await Promise.race([new Promise<void>((r) => (wake = r)), sleep(drainMs)]);
+    wake = undefined;
+  };
+
+  let writerLag = 0;
+  const writeSteadily = async (from: number, to: number, measured: boolean) => {
     const interval = 1000 / ratePerSec;
     const inflight = new Set<Promise<unknown>>();
-    let writerLag = 0;
     let failure: unknown;
     const t0 = nowMs();
-    for (let seq = 0; seq < total; seq++) {
-      const due = t0 + seq * interval;
+    for (let seq = from; seq < to; seq++) {
+      const due = t0 + (seq - from) * interval;
       const wait = due - nowMs();
       if (wait >= 1) await sleep(wait);
       const sent = nowMs();
-      if (seq >= warmup) writerLag = Math.max(writerLag, sent - due);
+      if (measured) writerLag = Math.max(writerLag, sent - due);
       const p: Promise<unknown> = harness.write(seq, sent).then(
         () => inflight.delete(p),
         (err) => {
@@ -122,9 +132,14 @@ export async function watchLatency(
     }
     await Promise.all(inflight);
     if (failure) throw failure;
-    if (received < expected) {
-      await Promise.race([new Promise<void>((r) => (done = r)), sleep(options.drainMs ?? 15_000)]);
-    }
+  };
+
+  try {
+    await writeSteadily(0, warmup, false);
+    await until(() => warmReceived >= watchers * warmup);
+    await sleep(200);
+    await writeSteadily(warmup, warmup + objects, true);
+    await until(() => received >= expected);
     const sorted = sortedCopy(latencies.subarray(0, Math.min(received, expected)));
     return {
       watchers,
