@@ -141,6 +141,11 @@ export class ControlPlane {
     return this.grpc.port;
   }
 
+  /** Where /metrics is served, if anywhere. */
+  get metricsPort(): number | undefined {
+    return this.metricsServer?.port;
+  }
+
   /** Stops serving, ends watches, and closes the store after every accepted write is committed. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {

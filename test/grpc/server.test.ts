@@ -42,7 +42,19 @@ function tempDir(): string {
 async function startServer(dataDir: string, port: number, extra: string[] = []): Promise<Server> {
   const child = spawn(
     process.execPath,
-    [BIN, 'server', '--data-dir', dataDir, '--listen', `127.0.0.1:${port}`, '--log-level', 'warn', ...extra],
+    [
+      BIN,
+      'server',
+      '--data-dir',
+      dataDir,
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--log-level',
+      'warn',
+      '--metrics-listen',
+      '127.0.0.1:0',
+      ...extra,
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -210,6 +222,26 @@ describe('kubelab server', () => {
     ]).catch((e) => e);
     expect(badListen.code).not.toBe(0);
     expect(badListen.stderr).toContain('is not host:port');
+  });
+
+  it('exposes controller, workqueue and informer metrics for Prometheus', async () => {
+    const dir = tempDir();
+    const s = await startServer(dir, await freePort());
+    expect(s.stdout).toContain('controllers     namespace, garbagecollector');
+    const url = /metrics +(http:\/\/\S+\/metrics)/.exec(s.stdout)?.[1];
+    expect(url).toBeTruthy();
+    const text = await (await fetch(url!)).text();
+    for (const metric of [
+      'workqueue_adds_total',
+      'workqueue_depth{name="namespace"}',
+      'informer_lists_total{kind="Pod"}',
+      'informer_last_resource_version',
+      'process_cpu_seconds_total',
+    ]) {
+      expect(text).toContain(metric);
+    }
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
   });
 
   it('serves plaintext on loopback when asked', async () => {

@@ -1,0 +1,43 @@
+/** Small helpers shared by the `kubelab` commands. */
+import { InvalidArgumentError } from 'commander';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { splitHostPort } from '../grpc/server.js';
+
+export const VERSION = '0.1.0';
+
+export function defaultDataDir(): string {
+  return process.env.KUBELAB_DATA_DIR ?? join(homedir(), '.kubelab', 'server');
+}
+
+/** commander argument parser for host:port options. */
+export function listenArg(v: string): string {
+  try {
+    splitHostPort(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return v;
+}
+
+export function splitList(v: string | undefined): string[] {
+  return (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Stops `stop` on SIGINT/SIGTERM, once, and exits with its outcome. */
+export function onSignals(stop: (signal: string) => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    stop(signal).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', () => handler('SIGINT'));
+  process.on('SIGTERM', () => handler('SIGTERM'));
+}

@@ -1,0 +1,113 @@
+/** `kubelab server`: the control plane, headless. */
+import { Option, type Command } from 'commander';
+import { join, resolve } from 'node:path';
+import { ControlPlane } from '../controlplane.js';
+import { isLoopback, splitHostPort } from '../grpc/server.js';
+import { createLogger } from '../logging.js';
+import { defaultDataDir, listenArg, onSignals, splitList, VERSION } from './common.js';
+
+interface ServerFlags {
+  dataDir: string;
+  listen: string;
+  store: 'sqlite' | 'etcd';
+  etcdEndpoints?: string;
+  etcdPrefix: string;
+  plaintext: boolean;
+  tlsSan?: string;
+  controllers: string;
+  controllerManager: boolean;
+  metricsListen: string;
+  logLevel: string;
+}
+
+function banner(cp: ControlPlane, dataDir: string, flags: ServerFlags): string {
+  const { host } = splitHostPort(flags.listen);
+  const reach = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const address = `${reach.includes(':') ? `[${reach}]` : reach}:${cp.port}`;
+  const tokenPath = cp.tokens.adminTokenPath;
+  return [
+    `kubelab control plane ${VERSION} is running`,
+    `  listening on    ${host}:${cp.port} (${cp.pki ? 'TLS' : 'plaintext, loopback only'})`,
+    `  store           ${flags.store === 'sqlite' ? `sqlite at ${join(dataDir, 'state.db')}` : `etcd at ${flags.etcdEndpoints}`}`,
+    ...(cp.pki ? [`  CA certificate  ${cp.pki.caPath}`] : []),
+    `  admin token     ${tokenPath}`,
+    `  controllers     ${cp.controllerManager ? cp.controllerManager.controllerNames.join(', ') : 'none (run kubelab controller-manager)'}`,
+    `  metrics         http://${splitHostPort(flags.metricsListen).host}:${cp.metricsPort}/metrics`,
+    '',
+    'Connect with any gRPC tool (server reflection is on), for example:',
+    cp.pki
+      ? `  grpcurl -cacert ${cp.pki.caPath} -authority localhost -H "authorization: Bearer $(cat ${tokenPath})" ${address} list`
+      : `  grpcurl -plaintext -H "authorization: Bearer $(cat ${tokenPath})" ${address} list`,
+    `  grpcurl ... -d '{"kind":"Namespace"}' ${address} kubelab.v1.Resources/List`,
+    '',
+    'Stop with Ctrl-C.',
+  ].join('\n');
+}
+
+export function serverCommand(program: Command): void {
+  program
+    .command('server')
+    .description('run the control plane headless (store, apiserver, gRPC API, controllers)')
+    .option('--data-dir <dir>', 'where the store, certificates and tokens live', defaultDataDir())
+    .option('--listen <host:port>', 'gRPC address', listenArg, '0.0.0.0:6443')
+    .addOption(
+      new Option('--store <backend>', 'where objects are stored')
+        .choices(['sqlite', 'etcd'])
+        .default('sqlite'),
+    )
+    .option('--etcd-endpoints <urls>', 'comma-separated etcd client URLs (with --store etcd)')
+    .option('--etcd-prefix <prefix>', 'key prefix in etcd', '/kubelab')
+    .option('--plaintext', 'serve without TLS (only on a loopback address, for development)', false)
+    .option('--tls-san <names>', 'extra comma-separated names or addresses for the serving certificate')
+    .option(
+      '--controllers <list>',
+      'controllers to run in-process: * for the defaults, name to add, -name to drop',
+      '*',
+    )
+    .option(
+      '--no-controller-manager',
+      'run no controllers here (a separate `kubelab controller-manager` does)',
+    )
+    .option('--metrics-listen <host:port>', 'serve Prometheus /metrics here', listenArg, '127.0.0.1:10257')
+    .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info')
+    .action(async (flags: ServerFlags) => {
+      const { host } = splitHostPort(flags.listen);
+      if (flags.plaintext && !isLoopback(host)) {
+        program.error(
+          'error: --plaintext is only allowed on a loopback address (127.0.0.1, ::1, localhost); use --listen 127.0.0.1:6443 or drop --plaintext',
+        );
+      }
+      if (flags.store === 'etcd' && !flags.etcdEndpoints) {
+        program.error(
+          'error: --store etcd needs --etcd-endpoints, e.g. --etcd-endpoints http://127.0.0.1:2379',
+        );
+      }
+      const logger = createLogger({ level: flags.logLevel });
+      const dataDir = resolve(flags.dataDir);
+      let cp: ControlPlane;
+      try {
+        cp = await ControlPlane.start({
+          dataDir,
+          listen: flags.listen,
+          store: flags.store,
+          etcdEndpoints: splitList(flags.etcdEndpoints),
+          etcdPrefix: flags.etcdPrefix,
+          plaintext: flags.plaintext,
+          tlsSans: splitList(flags.tlsSan),
+          controllers: flags.controllerManager ? splitList(flags.controllers) : false,
+          metricsListen: flags.metricsListen,
+          logger,
+        });
+      } catch (err) {
+        process.stderr.write(`kubelab server could not start: ${(err as Error).message}\n`);
+        process.exit(1);
+      }
+      process.stdout.write(banner(cp, dataDir, flags) + '\n');
+      logger.info({ port: cp.port, dataDir, store: flags.store }, 'control plane started');
+      onSignals(async (signal) => {
+        logger.info({ signal }, 'shutting down');
+        await cp.stop();
+        logger.info('stopped; every acknowledged write is on disk');
+      });
+    });
+}
