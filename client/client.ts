@@ -30,6 +30,8 @@ export interface Transport {
   updateStatus(req: WriteRequest): Promise<KubeObject>;
   patch(req: PatchRequest): Promise<KubeObject>;
   delete(req: DeleteRequest): Promise<{ object: KubeObject; deleted: boolean }>;
+  /** Drops the connection and dials again (a connection that went silent). */
+  reconnect?(): void;
   close(): void;
 }
 
@@ -108,6 +110,11 @@ export interface Client {
     name: string,
     options?: DeleteOptions,
   ): Promise<{ object: KindMap[K]; deleted: boolean }>;
+  /**
+   * Drops the connection and dials again: for a connection that went silent without closing
+   * (a half-open TCP connection after sleep or a network change). In-process: nothing to do.
+   */
+  reconnect(): void;
   close(): void;
 }
 
@@ -330,6 +337,10 @@ export class ApiClient implements Client {
       options.preconditions ? 'idempotent' : 'once',
       this.retry,
     ) as Promise<{ object: KindMap[K]; deleted: boolean }>;
+  }
+
+  reconnect(): void {
+    this.transport.reconnect?.();
   }
 
   close(): void {

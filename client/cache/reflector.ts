@@ -191,6 +191,8 @@ export class Reflector<K extends KindName> {
       this.current = undefined;
     }
     if (dead && !this.stopped) {
+      // The connection went silent: dial again rather than wait for TCP to notice.
+      client.reconnect();
       throw new ApiError(
         'Timeout',
         `no event or bookmark for ${Math.round(watchdogMs / 1000)} s: the connection looks dead; reconnecting`,

@@ -115,7 +115,8 @@ function wireWrite(req: WriteRequest): {
 }
 
 export class GrpcTransport implements Transport {
-  private readonly client: grpc.Client;
+  private client: grpc.Client;
+  private readonly dial: () => grpc.Client;
   private readonly timeoutMs: number;
 
   constructor(private readonly options: GrpcClientOptions) {
@@ -127,6 +128,8 @@ export class GrpcTransport implements Transport {
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.max_receive_message_length': 512 * 1024 * 1024,
       'grpc.max_send_message_length': 16 * 1024 * 1024,
+      // A reconnect must dial a new connection, not reuse the silent one from a shared pool.
+      'grpc.use_local_subchannel_pool': 1,
       ...options.channelOptions,
     };
     if (options.plaintext) {
@@ -149,8 +152,16 @@ export class GrpcTransport implements Transport {
       // through SNI is deprecated in Node, so name the certificate's DNS entry instead.
       if (isIp(host)) channelOptions['grpc.ssl_target_name_override'] = 'localhost';
     }
-    this.client = new GenericClient(target, credentials, channelOptions);
+    this.dial = () => new GenericClient(target, credentials, channelOptions);
+    this.client = this.dial();
     this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  /** A fresh channel: calls on the old one end (and are retried by their callers). */
+  reconnect(): void {
+    const old = this.client;
+    this.client = this.dial();
+    old.close();
   }
 
   private metadata(): grpc.Metadata {
@@ -208,9 +219,24 @@ export class GrpcTransport implements Transport {
     };
     return new Promise((resolve, reject) => {
       let started = false;
+      // A watch that is not established in time (no headers) is as good as dead.
+      const establish = setTimeout(() => {
+        if (started) return;
+        cancelled = true;
+        call.cancel();
+        ended = true;
+        reject(
+          new ApiError(
+            'Unavailable',
+            `the watch was not established within ${this.timeoutMs / 1000} s; the connection may be dead`,
+          ),
+        );
+      }, this.timeoutMs);
+      establish.unref?.();
       const start = () => {
         if (!started) {
           started = true;
+          clearTimeout(establish);
           resolve({
             stop: () => {
               cancelled = true;
@@ -245,6 +271,7 @@ export class GrpcTransport implements Transport {
         const e = toApiErrorFromGrpc(err, this.options.server);
         if (!started) {
           ended = true;
+          clearTimeout(establish);
           return reject(e);
         }
         finish(e);
