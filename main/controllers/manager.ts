@@ -5,7 +5,7 @@
  * leader election only the replica holding the lease runs controllers, and it stops them the
  * moment it loses the lease.
  */
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
 import { prometheusReflectorMetrics } from '../../client/cache/metrics.js';
 import type { Client } from '../../client/client.js';
@@ -77,9 +77,23 @@ export class ControllerManager {
   private starting: Promise<void> | undefined;
   private stopped = false;
 
+  private readonly leaderGauge: Gauge | undefined;
+
   constructor(private readonly options: ControllerManagerOptions) {
     this.clock = options.clock ?? realClock;
     this.definitions = enabledControllers(options.definitions ?? CONTROLLERS, options.controllers);
+    this.leaderGauge = options.metrics
+      ? new Gauge({
+          name: 'leader_election_master_status',
+          help: '1 while this replica leads and runs the controllers',
+          labelNames: ['name'],
+          registers: [options.metrics],
+        })
+      : undefined;
+  }
+
+  private get leaseName(): string {
+    return this.options.leaderElection?.leaseName ?? 'kube-controller-manager';
   }
 
   /** Names of the controllers this manager runs when it leads. */
@@ -102,9 +116,10 @@ export class ControllerManager {
       await this.startControllers();
       return;
     }
+    this.leaderGauge?.set({ name: this.leaseName }, 0);
     this.elector = new LeaderElector({
       client: this.options.client,
-      name: le.leaseName ?? 'kube-controller-manager',
+      name: this.leaseName,
       namespace: le.namespace ?? 'kube-system',
       identity: le.identity,
       leaseDurationMs: le.leaseDurationMs,
@@ -113,12 +128,14 @@ export class ControllerManager {
       clock: this.clock,
       callbacks: {
         onStartedLeading: () => {
+          this.leaderGauge?.set({ name: this.leaseName }, 1);
           this.options.logger.info({ identity: le.identity }, 'became leader; starting controllers');
           this.starting = this.startControllers().catch((err) =>
             this.options.logger.error({ err: (err as Error).message }, 'controllers failed to start'),
           );
         },
         onStoppedLeading: () => {
+          this.leaderGauge?.set({ name: this.leaseName }, 0);
           this.options.logger.warn({ identity: le.identity }, 'lost leadership; stopping controllers');
           void this.stopControllers().then(() => {
             if (!this.stopped) this.options.onLostLeadership?.();
