@@ -13,6 +13,7 @@ import { realClock, type Clock } from '../client/util/clock.js';
 import { ApiServer } from './apiserver/apiserver.js';
 import { ControllerManager } from './controllers/manager.js';
 import { startMetricsServer, type MetricsServer } from './metrics.js';
+import { NodeCredentialRevoker } from './nodecredentials.js';
 import { ensurePki, type Pki } from './grpc/pki.js';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/server.js';
 import { TokenStore } from './grpc/tokens.js';
@@ -65,6 +66,8 @@ export class ControlPlane {
     readonly metrics: Registry,
     readonly controllerManager: ControllerManager | undefined,
     private readonly metricsServer: MetricsServer | undefined,
+    private readonly memoryStorage: Storage,
+    private readonly revoker: NodeCredentialRevoker,
   ) {}
 
   static async start(options: ControlPlaneOptions): Promise<ControlPlane> {
@@ -72,9 +75,11 @@ export class ControlPlane {
     const clock = options.clock ?? realClock;
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const storage = await openStorage(options, clock);
+    const memoryStorage = openMemoryStorage(clock);
     let api: ApiServer | undefined;
     try {
       api = new ApiServer({
+        memoryStorage,
         storage,
         clock,
         logger: logger.child({ component: 'apiserver' }),
@@ -90,6 +95,7 @@ export class ControlPlane {
         tokens,
         listen: options.listen ?? '0.0.0.0:6443',
         tls: pki ? { certPem: pki.certPem, keyPem: pki.keyPem } : undefined,
+        pki,
         logger: logger.child({ component: 'grpc' }),
       });
       const metrics = new Registry();
@@ -112,6 +118,8 @@ export class ControlPlane {
       const metricsServer = options.metricsListen
         ? await startMetricsServer(metrics, options.metricsListen)
         : undefined;
+      const revoker = new NodeCredentialRevoker(inProcessClient(api, SYSTEM_IDENTITY), tokens, clock, logger);
+      await revoker.start();
       return new ControlPlane(
         options,
         storage,
@@ -124,10 +132,13 @@ export class ControlPlane {
         metrics,
         controllerManager,
         metricsServer,
+        memoryStorage,
+        revoker,
       );
     } catch (err) {
       api?.stop();
       await storage.close();
+      await memoryStorage.close();
       throw err;
     }
   }
@@ -149,15 +160,27 @@ export class ControlPlane {
   /** Stops serving, ends watches, and closes the store after every accepted write is committed. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      this.revoker.stop();
       await this.controllerManager?.stop();
       await this.metricsServer?.close();
       const closing = this.grpc.close();
       this.api.stop();
       await closing;
       await this.storage.close();
+      await this.memoryStorage.close();
     })();
     return this.stopping;
   }
+}
+
+/** The in-memory store for kinds that are never persisted: 15 minutes of history. */
+export function openMemoryStorage(clock: Clock): Storage {
+  return openSqliteStorage({
+    path: ':memory:',
+    retentionMs: 15 * 60_000,
+    compactIntervalMs: 60_000,
+    now: () => clock.now(),
+  });
 }
 
 async function openStorage(options: ControlPlaneOptions, clock: Clock): Promise<Storage> {

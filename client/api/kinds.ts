@@ -52,6 +52,7 @@ export const KINDS: readonly KindInfo[] = [
   kind('Lease', 'coordination.k8s.io/v1', 'leases', { namespaced: true, hasStatus: false }),
   kind('DaemonSet', 'apps/v1', 'daemonsets', { shortNames: ['ds'], namespaced: true, hasStatus: true }),
   kind('ControllerRevision', 'apps/v1', 'controllerrevisions', { namespaced: true, hasStatus: false }),
+  kind('NodeMetrics', 'metrics.k8s.io/v1beta1', 'nodemetrics', { namespaced: false, hasStatus: false }),
 ];
 
 const byName = new Map<string, KindInfo>();

@@ -15,7 +15,7 @@ import type {
 } from './types.js';
 import type { ApiError } from './errors.js';
 
-export type Role = 'admin' | 'viewer' | 'node';
+export type Role = 'admin' | 'viewer' | 'node' | 'join';
 
 /** Who is calling, as established by authentication. */
 export interface Identity {

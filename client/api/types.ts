@@ -6,6 +6,7 @@ import type { ApiObject } from '../../proto/gen/kubelab/v1/api.js';
 import type { ControllerRevision, DaemonSet } from '../../proto/gen/kubelab/v1/apps.js';
 import type { Lease } from '../../proto/gen/kubelab/v1/coordination.js';
 import type { Event, Namespace, Node, Pod } from '../../proto/gen/kubelab/v1/core.js';
+import type { NodeMetrics } from '../../proto/gen/kubelab/v1/metrics.js';
 import type { ObjectMeta } from '../../proto/gen/kubelab/v1/meta.js';
 
 export type * from '../../proto/gen/types.js';
@@ -19,6 +20,7 @@ export interface KindMap {
   Lease: Lease;
   DaemonSet: DaemonSet;
   ControllerRevision: ControllerRevision;
+  NodeMetrics: NodeMetrics;
 }
 
 export type KindName = keyof KindMap;

@@ -30,6 +30,7 @@ import { Cacher } from './cacher.js';
 import { decodeStored, encodeForStore, kindPrefix, objectKey } from './codec.js';
 import { EventExpiry } from './eventttl.js';
 import { DEFAULT_MAX_OBJECT_BYTES, intakeObject, tooLarge } from './intake.js';
+import { nodeCanRead, nodeRestriction } from './noderestriction.js';
 import { applyPatch } from './patch.js';
 import { Registry } from './registry/index.js';
 import type { Strategy } from './registry/strategy.js';
@@ -54,6 +55,8 @@ export interface ApiServerOptions {
   /** Watch-cache history window and BOOKMARK period; see Cacher. */
   historyMs?: number;
   bookmarkMs?: number;
+  /** Where kinds kept in memory only (NodeMetrics) live: an in-memory store with 15 min of history. */
+  memoryStorage: Storage;
   /** How long Events live after their last occurrence (default 1 hour). */
   eventTtlMs?: number;
   /** Extra admission for writes (e.g. the node restriction), run after the built-in plugins. */
@@ -73,9 +76,13 @@ const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
 export class ApiServer implements LocalApi {
   readonly registry: Registry;
+  /** The watch caches of the kinds kept in the store. */
   readonly cacher: Cacher;
+  /** The watch caches of the kinds kept in memory only (NodeMetrics). */
+  readonly memoryCacher: Cacher;
   readonly eventExpiry: EventExpiry;
   private readonly storage: Storage;
+  private readonly memoryStorage: Storage;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly authorize: Authorizer;
@@ -84,23 +91,34 @@ export class ApiServer implements LocalApi {
 
   constructor(options: ApiServerOptions) {
     this.storage = options.storage;
+    this.memoryStorage = options.memoryStorage;
     this.clock = options.clock;
     this.logger = options.logger;
     this.authorize = options.authorizer ?? roleAuthorizer;
     this.maxObjectBytes = options.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
     this.extraAdmission = options.admission ?? [];
     this.registry = new Registry();
-    this.cacher = new Cacher(
+    const cacherOf = (storage: Storage, strategies: Strategy[]) =>
+      new Cacher(
+        storage,
+        strategies.map((s) => ({
+          info: s.info,
+          getField: (o: KubeObject, f: string) => this.registry.field(s, o, f),
+        })),
+        {
+          clock: this.clock,
+          logger: this.logger,
+          historyMs: options.historyMs,
+          bookmarkMs: options.bookmarkMs,
+        },
+      );
+    this.cacher = cacherOf(
       this.storage,
-      this.registry
-        .all()
-        .map((s) => ({ info: s.info, getField: (o: KubeObject, f: string) => this.registry.field(s, o, f) })),
-      {
-        clock: this.clock,
-        logger: this.logger,
-        historyMs: options.historyMs,
-        bookmarkMs: options.bookmarkMs,
-      },
+      this.registry.all().filter((s) => !s.inMemory),
+    );
+    this.memoryCacher = cacherOf(
+      this.memoryStorage,
+      this.registry.all().filter((s) => s.inMemory),
     );
     this.eventExpiry = new EventExpiry(
       this.cacher,
@@ -111,9 +129,16 @@ export class ApiServer implements LocalApi {
     );
   }
 
+  /** Where a kind lives: the store, or memory only. */
+  private backend(info: KindInfo): { storage: Storage; cacher: Cacher } {
+    return this.registry.get(info).inMemory
+      ? { storage: this.memoryStorage, cacher: this.memoryCacher }
+      : { storage: this.storage, cacher: this.cacher };
+  }
+
   /** Fills the watch caches and makes sure the namespaces every cluster has exist. */
   async start(): Promise<void> {
-    await this.cacher.start();
+    await Promise.all([this.cacher.start(), this.memoryCacher.start()]);
     const system: Identity = { name: 'system:apiserver', role: 'admin' };
     for (const name of PROTECTED_NAMESPACES) {
       try {
@@ -128,6 +153,7 @@ export class ApiServer implements LocalApi {
   stop(): void {
     this.eventExpiry.stop();
     this.cacher.stop();
+    this.memoryCacher.stop();
   }
 
   // ================================================================== reads
@@ -142,14 +168,17 @@ export class ApiServer implements LocalApi {
       const rv = resourceVersionOf(req.resourceVersion);
       const key = objectKey(info, namespace, name);
       if (rv !== undefined) {
-        if (rv > 0 && !(await this.cacher.waitFor(rv))) throw tooLargeResourceVersion(rv);
-        const cached = this.cacher.cache(info).get(key);
+        if (rv > 0 && !(await this.backend(info).cacher.waitFor(rv))) throw tooLargeResourceVersion(rv);
+        const cached = this.backend(info).cacher.cache(info).get(key);
         if (!cached) throw notFound(info.kind, name, namespace);
+        nodeCanRead(id, info, cached.object);
         return cached.object;
       }
-      const kv = await this.storage.get(key);
+      const kv = await this.backend(info).storage.get(key);
       if (!kv) throw notFound(info.kind, name, namespace);
-      return decodeStored(kv.value, kv.modRevision);
+      const obj = decodeStored(kv.value, kv.modRevision);
+      nodeCanRead(id, info, obj);
+      return obj;
     });
   }
 
@@ -163,8 +192,8 @@ export class ApiServer implements LocalApi {
       const strategy = this.strategyOf(req.kind);
       const info = strategy.info;
       const namespace = info.namespaced && req.namespace ? req.namespace : undefined;
-      this.authorize(id, { verb: 'list', info, namespace });
       const filter = this.filterOf(strategy, namespace, req.labelSelector, req.fieldSelector);
+      this.authorize(id, { verb: 'list', info, namespace, fieldSelector: filter.fields });
       const limit = req.limit ?? 0;
       if (limit < 0)
         throw new ApiError('BadRequest', 'limit must be zero (everything) or a positive page size');
@@ -195,21 +224,21 @@ export class ApiServer implements LocalApi {
       }
       if (rv === undefined) {
         // A consistent read: the cache must have seen the store's current revision.
-        if (!(await this.cacher.waitUntilFresh())) {
+        if (!(await this.backend(info).cacher.waitUntilFresh())) {
           return this.listFromStore(
             strategy,
             filter,
             prefix,
-            await this.storage.currentRevision(),
+            await this.backend(info).storage.currentRevision(),
             undefined,
             limit,
           );
         }
-      } else if (rv > 0 && !(await this.cacher.waitFor(rv))) {
+      } else if (rv > 0 && !(await this.backend(info).cacher.waitFor(rv))) {
         throw tooLargeResourceVersion(rv);
       }
 
-      const cache = this.cacher.cache(info);
+      const cache = this.backend(info).cacher.cache(info);
       const revision = cache.resourceVersion;
       const page = cache.list(filter, { limit });
       const result: CachedList = { items: page.items, resourceVersion: String(revision) };
@@ -232,14 +261,15 @@ export class ApiServer implements LocalApi {
     after: string | undefined,
     limit: number,
   ): Promise<CachedList> {
-    const cache = this.cacher.cache(strategy.info);
+    const { storage, cacher } = this.backend(strategy.info);
+    const cache = cacher.cache(strategy.info);
     const items: CachedObject[] = [];
     let startKey = after !== undefined ? after + '\0' : undefined;
     const chunk = limit > 0 ? Math.max(limit, 100) : 5000;
     for (;;) {
       let page;
       try {
-        page = await this.storage.list(prefix, { revision, limit: chunk, startKey });
+        page = await storage.list(prefix, { revision, limit: chunk, startKey });
       } catch (err) {
         if (isStorageError(err, 'Compacted')) {
           throw new ApiError(
@@ -280,8 +310,8 @@ export class ApiServer implements LocalApi {
       const strategy = this.strategyOf(req.kind);
       const info = strategy.info;
       const namespace = info.namespaced && req.namespace ? req.namespace : undefined;
-      this.authorize(id, { verb: 'watch', info, namespace });
       const filter = this.filterOf(strategy, namespace, req.labelSelector, req.fieldSelector);
+      this.authorize(id, { verb: 'watch', info, namespace, fieldSelector: filter.fields });
       const rv = resourceVersionOf(req.resourceVersion);
       const timeoutSeconds = req.timeoutSeconds ?? 0;
       if (timeoutSeconds < 0) throw new ApiError('BadRequest', 'timeoutSeconds must not be negative');
@@ -294,14 +324,14 @@ export class ApiServer implements LocalApi {
             'sendInitialEvents needs allowWatchBookmarks=true (the end of the initial events is a bookmark)',
           );
         }
-        if (rv === undefined) await this.cacher.waitUntilFresh();
-        else if (rv > 0 && !(await this.cacher.waitFor(rv))) throw tooLargeResourceVersion(rv);
+        if (rv === undefined) await this.backend(info).cacher.waitUntilFresh();
+        else if (rv > 0 && !(await this.backend(info).cacher.waitFor(rv))) throw tooLargeResourceVersion(rv);
         start = { initialEvents: true, initialEventsEndBookmark: true, bookmarks: true };
       } else if (rv === undefined || rv === 0) {
-        if (rv === undefined) await this.cacher.waitUntilFresh();
+        if (rv === undefined) await this.backend(info).cacher.waitUntilFresh();
         start = { initialEvents: true, bookmarks: req.allowWatchBookmarks ?? false };
       } else {
-        if (!(await this.cacher.waitFor(rv))) throw tooLargeResourceVersion(rv);
+        if (!(await this.backend(info).cacher.waitFor(rv))) throw tooLargeResourceVersion(rv);
         start = { initialEvents: false, fromRevision: rv, bookmarks: req.allowWatchBookmarks ?? false };
       }
 
@@ -319,13 +349,26 @@ export class ApiServer implements LocalApi {
           sink.end(err);
         },
       };
-      const watcher = this.cacher.cache(info).watch(start, filter, wrapped);
+      const watcher = this.backend(info).cacher.cache(info).watch(start, filter, wrapped);
       const stop = () => {
         watcher.stop();
         wrapped.end();
       };
       if (timeoutSeconds > 0 && !ended) timer = this.clock.setTimeout(stop, timeoutSeconds * 1000);
       return { stop };
+    });
+  }
+
+  /** A node's retained NodeMetrics samples (the last 15 minutes), oldest first. */
+  async nodeMetricsHistory(id: Identity, nodeName: string): Promise<KubeObject[]> {
+    return this.guard(async () => {
+      const info = kindOf('NodeMetrics');
+      const name = this.requireName(info, nodeName);
+      this.authorize(id, { verb: 'get', info, name });
+      const { storage } = this.backend(info);
+      const versions = (await storage.keyHistory?.(objectKey(info, undefined, name))) ?? [];
+      if (!versions.length) throw notFound(info.kind, name);
+      return versions.map((kv) => decodeStored(kv.value, kv.modRevision));
     });
   }
 
@@ -373,7 +416,7 @@ export class ApiServer implements LocalApi {
         const key = objectKey(info, namespace, meta.name!);
         if (req.dryRun) return obj;
         try {
-          const kv = await this.storage.create(key, this.encode(obj));
+          const kv = await this.backend(info).storage.create(key, this.encode(obj));
           return decodeStored(kv.value, kv.modRevision);
         } catch (err) {
           if (isStorageError(err, 'KeyExists')) {
@@ -510,12 +553,12 @@ export class ApiServer implements LocalApi {
     const info = strategy.info;
     const key = objectKey(info, namespace, name);
     let current: KeyValue | undefined;
-    const cached = this.cacher.cache(info).get(key);
+    const cached = this.backend(info).cacher.cache(info).get(key);
     let currentObj: KubeObject | undefined = cached?.object;
     let currentRv = cached?.rv ?? 0;
     for (let attempt = 0; ; attempt++) {
       if (!currentObj) {
-        current = await this.storage.get(key);
+        current = await this.backend(info).storage.get(key);
         if (!current) throw notFound(info.kind, name, namespace);
         currentObj = decodeStored(current.value, current.modRevision);
         currentRv = current.modRevision;
@@ -538,10 +581,10 @@ export class ApiServer implements LocalApi {
       if (dryRun) return next;
       try {
         if (outcome === 'delete') {
-          const gone = await this.storage.delete(key, currentRv);
+          const gone = await this.backend(info).storage.delete(key, currentRv);
           return decodeStored(gone.value, gone.modRevision);
         }
-        const kv = await this.storage.update(key, this.encode(next), currentRv);
+        const kv = await this.backend(info).storage.update(key, this.encode(next), currentRv);
         return decodeStored(kv.value, kv.modRevision);
       } catch (err) {
         if (isStorageError(err, 'Conflict') || isStorageError(err, 'NotFound')) {
@@ -636,7 +679,7 @@ export class ApiServer implements LocalApi {
       }
       const key = objectKey(info, namespace, name);
       for (let attempt = 0; ; attempt++) {
-        const kv = await this.storage.get(key);
+        const kv = await this.backend(info).storage.get(key);
         if (!kv) throw notFound(info.kind, name, namespace);
         const current = decodeStored(kv.value, kv.modRevision);
         const meta = current.metadata ?? {};
@@ -661,12 +704,12 @@ export class ApiServer implements LocalApi {
         try {
           if (next === 'delete') {
             if (req.dryRun) return { object: current, deleted: true };
-            const gone = await this.storage.delete(key, kv.modRevision);
+            const gone = await this.backend(info).storage.delete(key, kv.modRevision);
             return { object: decodeStored(gone.value, gone.modRevision), deleted: true };
           }
           if (next === 'unchanged' || req.dryRun)
             return { object: next === 'unchanged' ? current : next, deleted: false };
-          const updated = await this.storage.update(key, this.encode(next), kv.modRevision);
+          const updated = await this.backend(info).storage.update(key, this.encode(next), kv.modRevision);
           return { object: decodeStored(updated.value, updated.modRevision), deleted: false };
         } catch (err) {
           if ((isStorageError(err, 'Conflict') || isStorageError(err, 'NotFound')) && attempt < 20) continue;
@@ -736,6 +779,7 @@ export class ApiServer implements LocalApi {
       lookup: (info, ns, name) => this.lookup(info, ns, name),
     };
     if (ctx.op === 'create') await admitCreate(full);
+    await nodeRestriction(full);
     for (const plugin of this.extraAdmission) await plugin(full);
   }
 
@@ -749,6 +793,7 @@ export class ApiServer implements LocalApi {
       lookup: (i, ns, n) => this.lookup(i, ns, n),
     };
     admitDelete(ctx);
+    await nodeRestriction(ctx);
     for (const plugin of this.extraAdmission) await plugin(ctx);
   }
 
@@ -759,9 +804,9 @@ export class ApiServer implements LocalApi {
     name: string,
   ): Promise<KubeObject | undefined> {
     const key = objectKey(info, namespace, name);
-    const cached = this.cacher.cache(info).get(key);
+    const cached = this.backend(info).cacher.cache(info).get(key);
     if (cached) return cached.object;
-    const kv = await this.storage.get(key);
+    const kv = await this.backend(info).storage.get(key);
     return kv ? decodeStored(kv.value, kv.modRevision) : undefined;
   }
 

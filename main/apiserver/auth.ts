@@ -5,6 +5,8 @@
 import { ApiError } from '../../client/api/errors.js';
 import type { KindInfo } from '../../client/api/kinds.js';
 import type { Identity } from '../../client/api/local.js';
+import type { FieldSelector } from '../../client/api/selectors.js';
+import { nodeAuthorizer } from './nodeauth.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 
@@ -14,6 +16,8 @@ export interface RequestAttributes {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** For list and watch: the field selector sent (the node authorizer needs it pinned). */
+  fieldSelector?: FieldSelector;
 }
 
 export const READ_VERBS: readonly Verb[] = ['get', 'list', 'watch'];
@@ -48,7 +52,9 @@ export const roleAuthorizer: Authorizer = (id, attrs) => {
         attrs,
         'the viewer role may only get, list and watch; use an admin token to make changes',
       );
-    default:
-      throw forbidden(id, attrs, `no rule allows the ${id.role} role to do this`);
+    case 'node':
+      return nodeAuthorizer(id, attrs);
+    case 'join':
+      throw forbidden(id, attrs, 'a join token can only join a node: start kubelab-agent with it');
   }
 };

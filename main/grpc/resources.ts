@@ -6,7 +6,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { ApiError } from '../../client/api/errors.js';
 import { fromApiObject, resolveKind, toApiObject } from '../../client/api/kinds.js';
-import type { Identity, WriteRequest } from '../../client/api/local.js';
+import type { WriteRequest } from '../../client/api/local.js';
 import type {
   ApiObject,
   CreateRequest,
@@ -23,28 +23,11 @@ import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
 import { kindOf } from '../apiserver/requests.js';
 import type { WatchSink } from '../apiserver/watchcache.js';
 import type { TokenStore } from './tokens.js';
-import { encodeList, encodeWatchEvent, isMalformed, toServiceError } from './wire.js';
+import { identityOf, rejectMalformed, unaryHandlers } from './handlers.js';
+import { encodeList, encodeWatchEvent, toServiceError } from './wire.js';
 
 /** A watch whose client stopped reading is closed once this much is queued for it. */
 const MAX_QUEUED_WATCH_BYTES = 64 * 1024 * 1024;
-
-export function identityOf(metadata: grpc.Metadata, tokens: TokenStore): Identity {
-  const header = metadata.get('authorization')[0];
-  if (header === undefined) {
-    throw new ApiError(
-      'Unauthorized',
-      `no bearer token: send the metadata "authorization: Bearer <token>" (the admin token is in ${tokens.adminTokenPath})`,
-    );
-  }
-  const m = /^Bearer\s+(\S+)$/i.exec(String(header));
-  const id = m ? tokens.authenticate(m[1]) : undefined;
-  if (!id)
-    throw new ApiError(
-      'Unauthorized',
-      'the bearer token is not valid (unknown, malformed or expired); get a current token from the cluster admin',
-    );
-  return id;
-}
 
 function objectOut(obj: KubeObject): ApiObject {
   const info = resolveKind(obj.kind ?? '');
@@ -77,23 +60,7 @@ export function resourcesHandlers(
   tokens: TokenStore,
   logger: Logger,
 ): grpc.UntypedServiceImplementation {
-  function unary<Req, Res>(fn: (id: Identity, req: Req) => Promise<Res>): grpc.handleUnaryCall<Req, Res> {
-    return (call, callback) => {
-      (async () => {
-        if (isMalformed(call.request)) {
-          throw new ApiError(
-            'BadRequest',
-            `the request is not a valid protobuf message (${call.request.malformed}); check the client's generated code matches kubelab.v1`,
-          );
-        }
-        const id = identityOf(call.metadata, tokens);
-        return fn(id, call.request);
-      })().then(
-        (res) => callback(null, res),
-        (err) => callback(toServiceError(toApiError(err, logger)) as grpc.ServiceError),
-      );
-    };
-  }
+  const unary = unaryHandlers(tokens, logger).authenticated;
 
   const watch: grpc.handleServerStreamingCall<WatchRequest, Buffer> = (call) => {
     let stopped = false;
@@ -107,11 +74,7 @@ export function resourcesHandlers(
       stopped = true;
     };
     (async () => {
-      if (isMalformed(call.request))
-        throw new ApiError(
-          'BadRequest',
-          `the request is not a valid protobuf message (${call.request.malformed})`,
-        );
+      rejectMalformed(call.request);
       const id = identityOf(call.metadata, tokens);
       const req = call.request;
       const info = kindOf(req.kind);

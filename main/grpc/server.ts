@@ -9,9 +9,14 @@ import { ApiError } from '../../client/api/errors.js';
 import type { ApiServer } from '../apiserver/apiserver.js';
 import type { Logger } from '../logging.js';
 import { addReflection } from './reflection.js';
-import { identityOf, resourcesHandlers } from './resources.js';
+import { identityOf } from './handlers.js';
+import { resourcesHandlers } from './resources.js';
 import type { TokenStore } from './tokens.js';
-import { serverDefinition, toServiceError } from './wire.js';
+import { safeService, serverDefinition, toServiceError } from './wire.js';
+import { BootstrapService, TokensService } from '../../proto/gen/kubelab/v1/cluster.js';
+import { MetricsService } from '../../proto/gen/kubelab/v1/metrics.js';
+import { bootstrapHandlers, metricsHandlers, tokensHandlers } from './cluster.js';
+import type { Pki } from './pki.js';
 
 export const SERVICE_NAME = 'kubelab.v1.Resources';
 /** Requests larger than this are refused with RESOURCE_EXHAUSTED (objects are limited to 1.5 MiB). */
@@ -24,6 +29,8 @@ export interface GrpcServerOptions {
   listen: string;
   /** TLS material; absent means plaintext (loopback only). */
   tls?: { certPem: string; keyPem: string };
+  /** The cluster PKI, for agents joining (absent when plaintext). */
+  pki?: Pki;
   logger: Logger;
 }
 
@@ -45,10 +52,13 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** Rejects calls without a valid token before they reach a handler (health stays open). */
+/** Calls that need no token: health checks, and fetching the CA a join token pins. */
+const OPEN_METHODS = ['/grpc.health.v1.Health/', '/kubelab.v1.Bootstrap/GetCA'];
+
+/** Rejects calls without a valid token before they reach a handler (the open ones excepted). */
 function authInterceptor(tokens: TokenStore): grpc.ServerInterceptor {
   return (methodDescriptor, call) => {
-    const open = methodDescriptor.path.startsWith('/grpc.health.v1.Health/');
+    const open = OPEN_METHODS.some((prefix) => methodDescriptor.path.startsWith(prefix));
     const listener = new grpc.ServerListenerBuilder()
       .withOnReceiveMetadata((metadata, next) => {
         if (open) return next(metadata);
@@ -84,6 +94,15 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     'grpc.max_send_message_length': -1,
   });
   server.addService(serverDefinition(), resourcesHandlers(options.api, options.tokens, options.logger));
+  server.addService(
+    safeService(BootstrapService),
+    bootstrapHandlers(options.tokens, options.pki, options.logger),
+  );
+  server.addService(safeService(TokensService), tokensHandlers(options.tokens, options.pki, options.logger));
+  server.addService(
+    safeService(MetricsService),
+    metricsHandlers(options.api, options.tokens, options.logger),
+  );
 
   addReflection(server);
   const health = new HealthImplementation({ '': 'SERVING', [SERVICE_NAME]: 'SERVING' });

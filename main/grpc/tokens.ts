@@ -72,6 +72,7 @@ export class TokenStore {
     };
   }
 
+  /** Issues a token; "{id}" in the name is replaced by the token's id. */
   create(options: { name: string; role: Role; ttlMs?: number; nodeName?: string; description?: string }): {
     token: string;
     record: TokenRecord;
@@ -83,7 +84,7 @@ export class TokenStore {
     const record: TokenRecord = {
       id,
       hash: sha256(secret),
-      name: options.name,
+      name: options.name.replace('{id}', id),
       role: options.role,
       createdAt: new Date(now).toISOString(),
       ...(options.nodeName ? { nodeName: options.nodeName } : {}),

@@ -95,19 +95,26 @@ function safeDecode<T>(decode: (b: Uint8Array) => T): (b: Buffer) => T | Malform
   };
 }
 
-type Def = (typeof ResourcesService)[keyof typeof ResourcesService];
+type MethodDef = { requestDeserialize: (b: Buffer) => unknown; responseSerialize: (v: never) => Buffer };
 
-/** The service definition the server registers. */
-export function serverDefinition(): grpc.ServiceDefinition {
-  const out: Record<string, Def> = {};
-  for (const [name, def] of Object.entries(ResourcesService)) {
+/** A service definition whose requests that fail to decode become `Malformed` markers. */
+export function safeService(definition: Record<string, unknown>): grpc.ServiceDefinition {
+  const out: Record<string, unknown> = {};
+  for (const [name, def] of Object.entries(definition)) {
+    const d = def as MethodDef;
     out[name] = {
-      ...def,
-      requestDeserialize: safeDecode(def.requestDeserialize as unknown as (b: Uint8Array) => unknown),
-    } as unknown as Def;
+      ...d,
+      requestDeserialize: safeDecode(d.requestDeserialize as unknown as (b: Uint8Array) => unknown),
+    };
   }
-  out.list = { ...ResourcesService.list, responseSerialize: (v: Buffer) => v } as unknown as Def;
-  out.watch = { ...ResourcesService.watch, responseSerialize: (v: Buffer) => v } as unknown as Def;
+  return out as unknown as grpc.ServiceDefinition;
+}
+
+/** The Resources service as the server registers it: List and Watch send pre-encoded bytes. */
+export function serverDefinition(): grpc.ServiceDefinition {
+  const out = safeService(ResourcesService) as unknown as Record<string, MethodDef>;
+  out.list = { ...out.list, responseSerialize: (v: Buffer) => v } as unknown as MethodDef;
+  out.watch = { ...out.watch, responseSerialize: (v: Buffer) => v } as unknown as MethodDef;
   return out as unknown as grpc.ServiceDefinition;
 }
 

@@ -145,6 +145,7 @@ export class SqliteStorage implements Storage {
     >;
     compactScan: Database.Statement<[number, number, number], Pick<Row, 'rev' | 'prev_rev' | 'deleted'>>;
     deleteRev: Database.Statement<[number]>;
+    keyHistory: Database.Statement<[string], Row>;
   };
 
   constructor(options: SqliteStorageOptions) {
@@ -213,6 +214,9 @@ export class SqliteStorage implements Storage {
         'SELECT rev, prev_rev, deleted FROM kv_log WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?',
       ),
       deleteRev: this.db.prepare('DELETE FROM kv_log WHERE rev = ?'),
+      keyHistory: this.db.prepare(
+        'SELECT rev, key, created, deleted, prev_rev, value FROM kv_log WHERE key = ? AND deleted = 0 ORDER BY rev',
+      ),
     };
 
     const meta = new Map(
@@ -267,6 +271,11 @@ export class SqliteStorage implements Storage {
       remaining = this.stmt.count.get(last + '\0', end, revision)?.n ?? 0;
     }
     return { items: rows.map(toKeyValue), revision, remaining };
+  }
+
+  async keyHistory(key: string): Promise<KeyValue[]> {
+    this.assertOpen();
+    return this.stmt.keyHistory.all(key).map(toKeyValue);
   }
 
   async currentRevision(): Promise<number> {

@@ -85,6 +85,8 @@ export interface Storage {
   compactedRevision(): Promise<number>;
   /** Drops history older than `revision`. */
   compact(revision: number): Promise<void>;
+  /** Every retained version of one key, oldest first (backends that keep history in reach). */
+  keyHistory?(key: string): Promise<KeyValue[]>;
   /** Flushes pending writes, stops timers and watches, releases the backend. */
   close(): Promise<void>;
 }

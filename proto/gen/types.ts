@@ -26,6 +26,22 @@ export type {
   ControllerRevision,
 } from './kubelab/v1/apps.js';
 export type {
+  GetCARequest,
+  GetCAResponse,
+  JoinRequest,
+  JoinResponse,
+  CreateTokenRequest,
+  Token,
+  ListTokensRequest,
+  ListTokensResponse,
+  DeleteTokenRequest,
+  DeleteTokenResponse,
+  BootstrapServer,
+  BootstrapClient,
+  TokensServer,
+  TokensClient,
+} from './kubelab/v1/cluster.js';
+export type {
   Lease,
   LeaseSpec,
 } from './kubelab/v1/coordination.js';
@@ -99,3 +115,11 @@ export type {
   LabelSelector_MatchLabelsEntry,
   LabelSelectorRequirement,
 } from './kubelab/v1/meta.js';
+export type {
+  NodeMetrics,
+  NodeMetrics_UsageEntry,
+  NodeHistoryRequest,
+  NodeHistoryResponse,
+  MetricsServer,
+  MetricsClient,
+} from './kubelab/v1/metrics.js';

@@ -32,7 +32,8 @@ export async function startTestApiServer(
     options.storage ??
     (openSqliteStorage({ path: join(dir, 'state.db'), compactIntervalMs: 0 }) as SqliteStorage);
   const clock = new FakeClock(Date.parse('2026-11-29T10:00:00Z'));
-  const api = new ApiServer({ clock, logger: silentLogger(), ...options, storage });
+  const memoryStorage = openSqliteStorage({ path: ':memory:', compactIntervalMs: 0 });
+  const api = new ApiServer({ clock, logger: silentLogger(), memoryStorage, ...options, storage });
   await api.start();
   return {
     api,
@@ -44,6 +45,7 @@ export async function startTestApiServer(
     async close() {
       api.stop();
       await storage.close();
+      await memoryStorage.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

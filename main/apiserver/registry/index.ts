@@ -7,6 +7,7 @@ import { eventStrategy } from './event.js';
 import { leaseStrategy } from './lease.js';
 import { namespaceStrategy } from './namespace.js';
 import { nodeStrategy } from './node.js';
+import { nodeMetricsStrategy } from './nodemetrics.js';
 import { podStrategy } from './pod.js';
 import type { Strategy } from './strategy.js';
 
@@ -18,6 +19,7 @@ const STRATEGIES: Strategy<any>[] = [
   leaseStrategy,
   daemonSetStrategy,
   controllerRevisionStrategy,
+  nodeMetricsStrategy,
 ];
 
 export class Registry {

@@ -14,6 +14,8 @@ export interface Strategy<T extends KubeObject = KubeObject> {
   readonly info: KindInfo;
   /** DNS-1123 subdomain (most kinds) or label (namespaces). */
   readonly nameRule: 'subdomain' | 'label';
+  /** Kept in memory only, never in the store (NodeMetrics, like metrics-server). */
+  readonly inMemory?: boolean;
   /** metadata.generation is bumped when the spec changes. */
   readonly tracksGeneration: boolean;
   /** Field-selector fields besides metadata.name and metadata.namespace. */

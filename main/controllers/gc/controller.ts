@@ -23,8 +23,8 @@ import {
   type OwnerState,
 } from './classify.js';
 
-/** Kinds the collector follows (events carry no owners and expire on their own). */
-const GC_KINDS = KINDS.filter((k) => k.kind !== 'Event').map((k) => k.kind);
+/** Kinds the collector follows (events and metrics carry no owners and expire on their own). */
+const GC_KINDS = KINDS.filter((k) => k.kind !== 'Event' && k.kind !== 'NodeMetrics').map((k) => k.kind);
 
 interface ItemRef {
   kind: KindName;

@@ -23,6 +23,7 @@ import {
 import { ControllerRevision, DaemonSet } from "./apps.js";
 import { Lease } from "./coordination.js";
 import { Event, Namespace, Node, Pod } from "./core.js";
+import { NodeMetrics } from "./metrics.js";
 
 export const protobufPackage = "kubelab.v1";
 
@@ -45,6 +46,7 @@ export interface ApiObject {
   lease?: Lease | undefined;
   daemonSet?: DaemonSet | undefined;
   controllerRevision?: ControllerRevision | undefined;
+  nodeMetrics?: NodeMetrics | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -248,6 +250,9 @@ export const ApiObject: MessageFns<ApiObject> = {
     if (message.controllerRevision !== undefined) {
       ControllerRevision.encode(message.controllerRevision, writer.uint32(58).fork()).join();
     }
+    if (message.nodeMetrics !== undefined) {
+      NodeMetrics.encode(message.nodeMetrics, writer.uint32(66).fork()).join();
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -326,6 +331,14 @@ export const ApiObject: MessageFns<ApiObject> = {
             }
 
             message.controllerRevision = ControllerRevision.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.nodeMetrics = NodeMetrics.decode(reader, reader.uint32());
             continue;
           }
         }

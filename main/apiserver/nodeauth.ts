@@ -1,0 +1,72 @@
+/**
+ * The node authorizer (Kubernetes' Node authorizer): a node credential reads what its node
+ * needs — its Node, its Lease, its NodeMetrics, the pods bound to it, namespaces — and writes
+ * only its own objects. This decides on the request line; NodeRestriction (admission) checks
+ * the objects themselves (which node a pod is bound to, what an event is about).
+ */
+import type { Identity } from '../../client/api/local.js';
+import { forbidden, type RequestAttributes } from './auth.js';
+
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+
+/** The field selector pins `field` to `value` (so a list or watch sees only that). */
+function pins(attrs: RequestAttributes, field: string, value: string): boolean {
+  return (
+    attrs.fieldSelector?.requirements.some(
+      (r) => r.field === field && r.operator === '=' && r.value === value,
+    ) ?? false
+  );
+}
+
+export function nodeAuthorizer(id: Identity, attrs: RequestAttributes): void {
+  const self = id.nodeName ?? '';
+  const deny = (why: string) => {
+    throw forbidden(id, attrs, `${why}; a node may only touch its own objects`);
+  };
+  const ownByName = () => {
+    if (attrs.verb === 'list' || attrs.verb === 'watch') {
+      if (!pins(attrs, 'metadata.name', self))
+        deny(`nodes may only ${attrs.verb} with fieldSelector metadata.name=${self}`);
+    } else if (attrs.name !== self) {
+      deny(`node "${self}" may not ${attrs.verb} ${attrs.info.plural} "${attrs.name ?? ''}"`);
+    }
+  };
+  switch (attrs.info.kind) {
+    case 'Namespace':
+      if (attrs.verb === 'get' || attrs.verb === 'list' || attrs.verb === 'watch') return;
+      return deny('nodes may only read namespaces');
+    case 'Node':
+      if (attrs.verb === 'delete') return deny('nodes may not delete Node objects');
+      return ownByName();
+    case 'NodeMetrics':
+      if (attrs.verb === 'delete') return deny('nodes may not delete metrics');
+      return ownByName();
+    case 'Lease':
+      if (attrs.namespace !== NODE_LEASE_NAMESPACE)
+        return deny(`node leases live in namespace ${NODE_LEASE_NAMESPACE}`);
+      if (attrs.verb === 'delete') return deny('nodes may not delete leases');
+      return ownByName();
+    case 'Pod':
+      switch (attrs.verb) {
+        case 'list':
+        case 'watch':
+          if (!pins(attrs, 'spec.nodeName', self))
+            deny(`nodes may only ${attrs.verb} pods with fieldSelector spec.nodeName=${self}`);
+          return;
+        case 'get':
+        case 'delete':
+          return; // NodeRestriction checks the pod is bound to this node.
+        case 'update':
+        case 'patch':
+          if (attrs.subresource === 'status') return;
+          return deny('nodes may only write the status of pods');
+        default:
+          return deny('nodes may not create pods');
+      }
+    case 'Event':
+      if (attrs.verb === 'create' || attrs.verb === 'patch' || attrs.verb === 'update') return; // About itself or its pods: NodeRestriction.
+      return deny('nodes may only write events');
+    default:
+      return deny(`nodes have no access to ${attrs.info.plural}`);
+  }
+}

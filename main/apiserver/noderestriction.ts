@@ -1,0 +1,110 @@
+/**
+ * NodeRestriction (Kubernetes' admission plugin): what a node credential may write, checked
+ * against the objects themselves. A node may change its own Node's status and its labels
+ * outside the reserved prefixes (never its spec once registered), the status of pods bound to
+ * it, delete those pods once stopped, and record events about itself and its pods.
+ */
+import { ApiError } from '../../client/api/errors.js';
+import { kindInfo, type KindInfo } from '../../client/api/kinds.js';
+import type { Identity } from '../../client/api/local.js';
+import type { Event, KubeObject, Node, Pod } from '../../client/api/types.js';
+import { deepEqual } from '../../client/util/objects.js';
+import type { AdmissionContext } from './admission.js';
+
+/** Labels in the kubernetes.io and k8s.io namespaces that a node may set on itself. */
+const ALLOWED_RESERVED_LABELS = new Set([
+  'kubernetes.io/hostname',
+  'kubernetes.io/arch',
+  'kubernetes.io/os',
+  'beta.kubernetes.io/arch',
+  'beta.kubernetes.io/os',
+  'beta.kubernetes.io/instance-type',
+  'node.kubernetes.io/instance-type',
+  'failure-domain.beta.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
+  'topology.kubernetes.io/zone',
+]);
+const ALLOWED_RESERVED_PREFIXES = ['kubelet.kubernetes.io/', 'node.kubernetes.io/'];
+
+/** A label a node may set on its own Node. */
+export function isNodeSettableLabel(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash < 0) return true;
+  const prefix = key.slice(0, slash);
+  const reserved =
+    prefix === 'kubernetes.io' ||
+    prefix.endsWith('.kubernetes.io') ||
+    prefix === 'k8s.io' ||
+    prefix.endsWith('.k8s.io');
+  if (!reserved) return true;
+  if (prefix === 'node-restriction.kubernetes.io') return false;
+  return ALLOWED_RESERVED_LABELS.has(key) || ALLOWED_RESERVED_PREFIXES.some((p) => key.startsWith(p));
+}
+
+function denied(id: Identity, what: string): ApiError {
+  return new ApiError(
+    'Forbidden',
+    `node "${id.nodeName}" may not ${what}; a node may only touch its own objects`,
+  );
+}
+
+function labelChanges(before: Record<string, string> = {}, after: Record<string, string> = {}): string[] {
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...keys].filter((k) => before[k] !== after[k]);
+}
+
+async function podBoundHere(
+  ctx: AdmissionContext,
+  namespace: string | undefined,
+  name: string,
+): Promise<boolean> {
+  const pod = (await ctx.lookup(kindInfo('Pod'), namespace, name)) as Pod | undefined;
+  return pod?.spec?.nodeName === ctx.id.nodeName;
+}
+
+export async function nodeRestriction(ctx: AdmissionContext): Promise<void> {
+  const { id, info, op } = ctx;
+  if (id.role !== 'node') return;
+  const self = id.nodeName;
+  switch (info.kind) {
+    case 'Node': {
+      const node = ctx.object as Node;
+      if (node.metadata?.name !== self) throw denied(id, `write Node "${node.metadata?.name}"`);
+      const old = ctx.old as Node | undefined;
+      const changed = labelChanges(old?.metadata?.labels, node.metadata?.labels).filter(
+        (k) => !isNodeSettableLabel(k),
+      );
+      if (changed.length) throw denied(id, `set the reserved labels ${changed.join(', ')}`);
+      if (op === 'update' && ctx.subresource !== 'status' && !deepEqual(old?.spec, node.spec)) {
+        throw denied(id, 'change its own spec (taints, unschedulable) after registering; an admin does that');
+      }
+      return;
+    }
+    case 'Pod': {
+      const pod = (ctx.old ?? ctx.object) as Pod;
+      if (pod.spec?.nodeName !== self)
+        throw denied(
+          id,
+          `${op} pod ${pod.metadata?.namespace}/${pod.metadata?.name}, which is not bound to it`,
+        );
+      return;
+    }
+    case 'Event': {
+      const ref = (ctx.object as Event).involvedObject ?? {};
+      if (ref.kind === 'Node' && ref.name === self) return;
+      if (ref.kind === 'Pod' && ref.name && (await podBoundHere(ctx, ref.namespace, ref.name))) return;
+      throw denied(id, `record events about ${ref.kind ?? '?'} "${ref.name ?? ''}"`);
+    }
+    default:
+      return;
+  }
+}
+
+/** Reads a node may make of a single object (a pod: only one bound to it). */
+export function nodeCanRead(id: Identity, info: KindInfo, obj: KubeObject): void {
+  if (id.role !== 'node' || info.kind !== 'Pod') return;
+  const pod = obj as Pod;
+  if (pod.spec?.nodeName !== id.nodeName)
+    throw denied(id, `read pod ${pod.metadata?.namespace}/${pod.metadata?.name}, which is not bound to it`);
+}

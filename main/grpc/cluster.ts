@@ -1,0 +1,149 @@
+/**
+ * Cluster membership over gRPC: Bootstrap (GetCA without credentials, Join with a join token),
+ * Tokens (admin only) and Metrics (a node's recent usage samples).
+ */
+import type * as grpc from '@grpc/grpc-js';
+import { ApiError } from '../../client/api/errors.js';
+import type { Identity } from '../../client/api/local.js';
+import { isDNS1123Subdomain } from '../../client/api/validation.js';
+import type { GetCAResponse, JoinRequest, JoinResponse } from '../../proto/gen/kubelab/v1/cluster.js';
+import type {
+  CreateTokenRequest,
+  DeleteTokenRequest,
+  ListTokensResponse,
+  Token,
+} from '../../proto/gen/kubelab/v1/cluster.js';
+import type { NodeHistoryRequest, NodeHistoryResponse } from '../../proto/gen/kubelab/v1/metrics.js';
+import type { ApiServer } from '../apiserver/apiserver.js';
+import type { Logger } from '../logging.js';
+import { unaryHandlers } from './handlers.js';
+import type { Pki } from './pki.js';
+import type { TokenRecord, TokenStore } from './tokens.js';
+
+export const DEFAULT_JOIN_TTL_SECONDS = 24 * 60 * 60;
+
+/** The join token people copy to a new machine: it pins the CA and carries the secret. */
+export function joinTokenString(caHash: string, token: string): string {
+  return `K10${caHash}::${token}`;
+}
+
+function tokenOut(r: TokenRecord, token = ''): Token {
+  return {
+    id: r.id,
+    role: r.role,
+    name: r.name,
+    nodeName: r.nodeName ?? '',
+    createdAt: r.createdAt,
+    expiresAt: r.expiresAt ?? '',
+    description: r.description ?? '',
+    token,
+  };
+}
+
+function requireAdmin(id: Identity, what: string): void {
+  if (id.role !== 'admin') {
+    throw new ApiError('Forbidden', `user "${id.name}" cannot ${what}: managing tokens needs the admin role`);
+  }
+}
+
+export function bootstrapHandlers(
+  tokens: TokenStore,
+  pki: Pki | undefined,
+  logger: Logger,
+): grpc.UntypedServiceImplementation {
+  const unary = unaryHandlers(tokens, logger);
+  return {
+    getCA: unary.open<unknown, GetCAResponse>(async () => {
+      if (!pki)
+        throw new ApiError(
+          'FailedPrecondition',
+          'this server runs without TLS (--plaintext): agents can only join a TLS server',
+        );
+      return { caPem: pki.caPem };
+    }),
+    join: unary.authenticated<JoinRequest, JoinResponse>(async (id, req) => {
+      if (id.role !== 'join') {
+        throw new ApiError(
+          'Forbidden',
+          'Join needs a join token: create one on the control plane with `kubelab token create`',
+        );
+      }
+      const nodeName = req.nodeName ?? '';
+      const problems = isDNS1123Subdomain(nodeName);
+      if (!nodeName || problems.length) {
+        throw new ApiError(
+          'BadRequest',
+          `node name "${nodeName}" is invalid: ${problems.join('; ') || 'it is empty'}; pass --node-name with a lowercase DNS name`,
+        );
+      }
+      // Joining again replaces the node's old credential.
+      tokens.revokeNode(nodeName);
+      const { token } = tokens.create({
+        name: `system:node:${nodeName}`,
+        role: 'node',
+        nodeName,
+        description: `joined with token ${id.name.replace('system:bootstrap:', '')}`,
+      });
+      logger.info({ node: nodeName, joinToken: id.name }, 'node joined');
+      return { token, nodeName };
+    }),
+  } as unknown as grpc.UntypedServiceImplementation;
+}
+
+export function tokensHandlers(
+  tokens: TokenStore,
+  pki: Pki | undefined,
+  logger: Logger,
+): grpc.UntypedServiceImplementation {
+  const unary = unaryHandlers(tokens, logger).authenticated;
+  return {
+    create: unary<CreateTokenRequest, Token>(async (id, req) => {
+      requireAdmin(id, 'create tokens');
+      const role = req.role || 'join';
+      if (role !== 'join' && role !== 'admin' && role !== 'viewer') {
+        throw new ApiError(
+          'BadRequest',
+          `role "${role}" is not one a token can be created for; use join, admin or viewer`,
+        );
+      }
+      if ((req.ttlSeconds ?? 0) < 0) throw new ApiError('BadRequest', 'ttlSeconds must not be negative');
+      if (role === 'join' && !pki)
+        throw new ApiError(
+          'FailedPrecondition',
+          'join tokens pin the CA, and this server runs without TLS (--plaintext)',
+        );
+      const ttlSeconds = req.ttlSeconds || (role === 'join' ? DEFAULT_JOIN_TTL_SECONDS : 0);
+      const created = tokens.create({
+        name: role === 'join' ? 'system:bootstrap:{id}' : req.name || `${role}-{id}`,
+        role,
+        ttlMs: ttlSeconds ? ttlSeconds * 1000 : undefined,
+        description: req.description,
+      });
+      const shown = role === 'join' ? joinTokenString(pki!.caHash, created.token) : created.token;
+      return tokenOut(created.record, shown);
+    }),
+    list: unary<unknown, ListTokensResponse>(async (id) => {
+      requireAdmin(id, 'list tokens');
+      return { tokens: tokens.list().map((r) => tokenOut(r)) };
+    }),
+    delete: unary<DeleteTokenRequest, object>(async (id, req) => {
+      requireAdmin(id, 'delete tokens');
+      if (!tokens.delete(req.id ?? ''))
+        throw new ApiError('NotFound', `token "${req.id}" not found; list them with \`kubelab token list\``);
+      return {};
+    }),
+  } as unknown as grpc.UntypedServiceImplementation;
+}
+
+export function metricsHandlers(
+  api: ApiServer,
+  tokens: TokenStore,
+  logger: Logger,
+): grpc.UntypedServiceImplementation {
+  const unary = unaryHandlers(tokens, logger).authenticated;
+  return {
+    nodeHistory: unary<NodeHistoryRequest, NodeHistoryResponse>(async (id, req) => ({
+      samples: await api.nodeMetricsHistory(id, req.nodeName ?? ''),
+    })),
+  } as unknown as grpc.UntypedServiceImplementation;
+}

@@ -1,0 +1,71 @@
+/**
+ * The shape of every unary handler: refuse undecodable requests, authenticate, run, and turn
+ * any failure into a gRPC status with an actionable message.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { ApiError } from '../../client/api/errors.js';
+import type { Identity } from '../../client/api/local.js';
+import { toApiError } from '../apiserver/apiserver.js';
+import type { Logger } from '../logging.js';
+import type { TokenStore } from './tokens.js';
+import { isMalformed, toServiceError } from './wire.js';
+
+export function identityOf(metadata: grpc.Metadata, tokens: TokenStore): Identity {
+  const header = metadata.get('authorization')[0];
+  if (header === undefined) {
+    throw new ApiError(
+      'Unauthorized',
+      `no bearer token: send the metadata "authorization: Bearer <token>" (the admin token is in ${tokens.adminTokenPath})`,
+    );
+  }
+  const m = /^Bearer\s+(\S+)$/i.exec(String(header));
+  const id = m ? tokens.authenticate(m[1]) : undefined;
+  if (!id) {
+    throw new ApiError(
+      'Unauthorized',
+      'the bearer token is not valid (unknown, malformed or expired); get a current token from the cluster admin',
+    );
+  }
+  return id;
+}
+
+export function rejectMalformed(request: unknown): void {
+  if (isMalformed(request)) {
+    throw new ApiError(
+      'BadRequest',
+      `the request is not a valid protobuf message (${request.malformed}); check the client's generated code matches kubelab.v1`,
+    );
+  }
+}
+
+export type UnaryFactory = <Req, Res>(
+  fn: (id: Identity, req: Req) => Promise<Res>,
+) => grpc.handleUnaryCall<Req, Res>;
+
+/** Builds unary handlers that authenticate with `tokens` (or not, for public calls). */
+export function unaryHandlers(
+  tokens: TokenStore,
+  logger: Logger,
+): {
+  authenticated: UnaryFactory;
+  open: <Req, Res>(fn: (req: Req) => Promise<Res>) => grpc.handleUnaryCall<Req, Res>;
+} {
+  const run = <Req, Res>(
+    call: grpc.ServerUnaryCall<Req, Res>,
+    callback: grpc.sendUnaryData<Res>,
+    body: () => Promise<Res>,
+  ) => {
+    (async () => {
+      rejectMalformed(call.request);
+      return body();
+    })().then(
+      (res) => callback(null, res),
+      (err) => callback(toServiceError(toApiError(err, logger)) as grpc.ServiceError),
+    );
+  };
+  return {
+    authenticated: (fn) => (call, callback) =>
+      run(call, callback, () => fn(identityOf(call.metadata, tokens), call.request)),
+    open: (fn) => (call, callback) => run(call, callback, () => fn(call.request)),
+  };
+}
