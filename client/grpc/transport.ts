@@ -10,78 +10,16 @@ import {
   ResourcesService,
   WatchEvent as WireWatchEvent,
 } from '../../proto/gen/kubelab/v1/api.js';
-import { ApiError, type ErrorDetails, type Reason } from '../api/errors.js';
+import { ApiError } from '../api/errors.js';
 import { fromApiObject, resolveKind, toApiObject } from '../api/kinds.js';
 import type { LocalWatch, LocalWatchSink, WriteRequest } from '../api/local.js';
 import type { DeleteResponse, KubeObject, ListResult } from '../api/types.js';
 import { ApiClient, type Client, type Transport } from '../client.js';
 import type { RetryPolicy } from '../retry.js';
+import { Connection, toApiErrorFromGrpc, type ConnectionOptions } from './connection.js';
 
-export const STATUS_METADATA_KEY = 'kubelab-status-bin';
-
-export interface GrpcClientOptions {
-  /** host:port, or https://host:port (the scheme is ignored; TLS unless `plaintext`). */
-  server: string;
-  token: string;
-  /** PEM of the cluster CA; required unless `plaintext`. */
-  caPem?: string;
-  /** Only for a server on loopback started with --plaintext. */
-  plaintext?: boolean;
-  /** Per-call deadline for unary calls (default 30 s). */
-  timeoutMs?: number;
+export interface GrpcClientOptions extends ConnectionOptions {
   retry?: RetryPolicy;
-  channelOptions?: grpc.ChannelOptions;
-}
-
-const GenericClient = grpc.makeGenericClientConstructor(
-  ResourcesService as unknown as grpc.ServiceDefinition,
-  'kubelab.v1.Resources',
-);
-
-export function targetOf(server: string): { target: string; host: string } {
-  const stripped = server.replace(/^(https?|grpcs?):\/\//, '').replace(/\/+$/, '');
-  const m = /^\[?([^\]]*?)\]?(?::(\d+))?$/.exec(stripped);
-  const host = m?.[1] ?? stripped;
-  const port = m?.[2] ?? '6443';
-  return { target: `${host.includes(':') ? `[${host}]` : host}:${port}`, host };
-}
-
-function isIp(host: string): boolean {
-  return /^[\d.]+$/.test(host) || host.includes(':');
-}
-
-export function toApiErrorFromGrpc(err: grpc.ServiceError, server: string): ApiError {
-  const raw = err.metadata?.get(STATUS_METADATA_KEY)?.[0];
-  if (raw) {
-    try {
-      const status = JSON.parse(Buffer.from(raw as Buffer).toString('utf8')) as {
-        reason?: Reason;
-        message?: string;
-        details?: ErrorDetails;
-      };
-      return ApiError.fromStatus(err.code, status.message ?? err.details, status);
-    } catch {
-      // Fall through to the plain status.
-    }
-  }
-  if (err.code === grpc.status.UNAVAILABLE) {
-    return new ApiError(
-      'Unavailable',
-      `cannot reach the kubelab server at ${server}: ${err.details}; check the address and that the server is running`,
-    );
-  }
-  if (err.code === grpc.status.RESOURCE_EXHAUSTED) {
-    return new ApiError('RequestEntityTooLarge', `the request or response is too large: ${err.details}`);
-  }
-  if (err.code === grpc.status.CANCELLED)
-    return new ApiError('Unavailable', `the call was cancelled: ${err.details}`);
-  if (/certificate|self.signed|SSL|TLS/i.test(err.details ?? '')) {
-    return new ApiError(
-      'Unavailable',
-      `TLS failed talking to ${server}: ${err.details}; check that the CA certificate is the cluster's (<data-dir>/pki/ca.crt)`,
-    );
-  }
-  return ApiError.fromStatus(err.code, err.details);
 }
 
 function objectIn(o: ApiObject | undefined): KubeObject {
@@ -115,79 +53,22 @@ function wireWrite(req: WriteRequest): {
 }
 
 export class GrpcTransport implements Transport {
-  private client: grpc.Client;
-  private readonly dial: () => grpc.Client;
-  private readonly timeoutMs: number;
+  private readonly connection: Connection;
 
   constructor(private readonly options: GrpcClientOptions) {
-    const { target, host } = targetOf(options.server);
-    let credentials: grpc.ChannelCredentials;
-    const channelOptions: grpc.ChannelOptions = {
-      'grpc.keepalive_time_ms': 20_000,
-      'grpc.keepalive_timeout_ms': 10_000,
-      'grpc.keepalive_permit_without_calls': 1,
-      'grpc.max_receive_message_length': 512 * 1024 * 1024,
-      'grpc.max_send_message_length': 16 * 1024 * 1024,
-      // A reconnect must dial a new connection, not reuse the silent one from a shared pool.
-      'grpc.use_local_subchannel_pool': 1,
-      ...options.channelOptions,
-    };
-    if (options.plaintext) {
-      credentials = grpc.credentials.createInsecure();
-    } else {
-      if (!options.caPem)
-        throw new ApiError(
-          'BadRequest',
-          'a CA certificate is needed for TLS; pass the cluster CA (<data-dir>/pki/ca.crt) or use plaintext for a loopback server',
-        );
-      const ssl = grpc.credentials.createSsl(Buffer.from(options.caPem));
-      const token = options.token;
-      const perCall = grpc.credentials.createFromMetadataGenerator((_params, cb) => {
-        const md = new grpc.Metadata();
-        md.set('authorization', `Bearer ${token}`);
-        cb(null, md);
-      });
-      credentials = grpc.credentials.combineChannelCredentials(ssl, perCall);
-      // The serving certificate names localhost and this machine's addresses; checking an IP
-      // through SNI is deprecated in Node, so name the certificate's DNS entry instead.
-      if (isIp(host)) channelOptions['grpc.ssl_target_name_override'] = 'localhost';
-    }
-    this.dial = () => new GenericClient(target, credentials, channelOptions);
-    this.client = this.dial();
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.connection = new Connection(
+      options,
+      ResourcesService as unknown as grpc.ServiceDefinition,
+      'kubelab.v1.Resources',
+    );
   }
 
-  /** A fresh channel: calls on the old one end (and are retried by their callers). */
   reconnect(): void {
-    const old = this.client;
-    this.client = this.dial();
-    old.close();
-  }
-
-  private metadata(): grpc.Metadata {
-    const md = new grpc.Metadata();
-    // Call credentials cannot ride on an insecure channel in grpc-js: add the header by hand.
-    if (this.options.plaintext) md.set('authorization', `Bearer ${this.options.token}`);
-    return md;
+    this.connection.reconnect();
   }
 
   private unary<Req, Res>(method: string, req: Req): Promise<Res> {
-    return new Promise((resolve, reject) => {
-      const deadline = new Date(Date.now() + this.timeoutMs);
-      (
-        this.client as unknown as Record<
-          string,
-          (
-            r: Req,
-            md: grpc.Metadata,
-            o: grpc.CallOptions,
-            cb: (e: grpc.ServiceError | null, v: Res) => void,
-          ) => void
-        >
-      )[method](req, this.metadata(), { deadline }, (err, value) =>
-        err ? reject(toApiErrorFromGrpc(err, this.options.server)) : resolve(value),
-      );
-    });
+    return this.connection.unary(method, req);
   }
 
   async get(req: Parameters<Transport['get']>[0]): Promise<KubeObject> {
@@ -206,10 +87,10 @@ export class GrpcTransport implements Transport {
 
   watch(req: Parameters<Transport['watch']>[0], sink: LocalWatchSink): Promise<LocalWatch> {
     const call = (
-      this.client as unknown as {
+      this.connection.client as unknown as {
         watch(r: unknown, md: grpc.Metadata): grpc.ClientReadableStream<WireWatchEvent>;
       }
-    ).watch(req, this.metadata());
+    ).watch(req, this.connection.metadata());
     let cancelled = false;
     let ended = false;
     const finish = (err?: ApiError) => {
@@ -228,10 +109,10 @@ export class GrpcTransport implements Transport {
         reject(
           new ApiError(
             'Unavailable',
-            `the watch was not established within ${this.timeoutMs / 1000} s; the connection may be dead`,
+            `the watch was not established within ${this.connection.timeoutMs / 1000} s; the connection may be dead`,
           ),
         );
-      }, this.timeoutMs);
+      }, this.connection.timeoutMs);
       establish.unref?.();
       const start = () => {
         if (!started) {
@@ -305,7 +186,7 @@ export class GrpcTransport implements Transport {
   }
 
   close(): void {
-    this.client.close();
+    this.connection.close();
   }
 }
 

@@ -53,7 +53,7 @@ export function bootstrapHandlers(
 ): grpc.UntypedServiceImplementation {
   const unary = unaryHandlers(tokens, logger);
   return {
-    getCA: unary.open<unknown, GetCAResponse>(async () => {
+    getCa: unary.open<unknown, GetCAResponse>(async () => {
       if (!pki)
         throw new ApiError(
           'FailedPrecondition',

@@ -7,7 +7,8 @@
 // @peculiar/x509 resolves its services through tsyringe, which needs the Reflect polyfill first.
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { createHash, webcrypto } from 'node:crypto';
+import { webcrypto } from 'node:crypto';
+import { caHashOf } from '../../client/util/tls.js';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -53,12 +54,6 @@ export function localHostNames(extra: string[] = []): { dns: string[]; ips: stri
     else if (h) dns.add(h);
   }
   return { dns: [...dns], ips: [...ips] };
-}
-
-export function caHashOf(caPem: string): string {
-  return createHash('sha256')
-    .update(Buffer.from(new x509.X509Certificate(caPem).rawData))
-    .digest('hex');
 }
 
 async function createCa(): Promise<{

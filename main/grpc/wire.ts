@@ -9,11 +9,10 @@ import * as grpc from '@grpc/grpc-js';
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import { ApiObject, ResourcesService, WatchEvent as WireWatchEvent } from '../../proto/gen/kubelab/v1/api.js';
 import type { ApiError } from '../../client/api/errors.js';
+import { STATUS_METADATA_KEY } from '../../client/grpc/connection.js';
 import { resolveKind, toApiObject } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
 import type { CachedObject } from '../apiserver/watchcache.js';
-
-export const STATUS_METADATA_KEY = 'kubelab-status-bin';
 
 /** A request whose bytes did not decode. */
 export interface Malformed {

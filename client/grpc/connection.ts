@@ -1,0 +1,166 @@
+/**
+ * One gRPC connection to the control plane: TLS pinned to the cluster's CA (or plaintext to a
+ * loopback server), the bearer token on every call, keepalive pings so a dead connection is
+ * noticed, a way to dial again, and gRPC statuses turned back into typed ApiErrors.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { ApiError, type ErrorDetails, type Reason } from '../api/errors.js';
+
+export const STATUS_METADATA_KEY = 'kubelab-status-bin';
+
+export interface ConnectionOptions {
+  /** host:port, or https://host:port (the scheme is ignored; TLS unless `plaintext`). */
+  server: string;
+  /** The bearer token; empty for calls that need none (fetching the CA). */
+  token: string;
+  /** PEM of the cluster CA; required unless `plaintext` or `insecureSkipVerify`. */
+  caPem?: string;
+  /** Only for a server on loopback started with --plaintext. */
+  plaintext?: boolean;
+  /** TLS without checking the server: only to fetch the CA a join token then pins. */
+  insecureSkipVerify?: boolean;
+  /** Per-call deadline for unary calls (default 30 s). */
+  timeoutMs?: number;
+  /**
+   * Let clients to the same server share one connection (many hollow nodes in one process).
+   * Otherwise each client dials its own, so a reconnect really dials again.
+   */
+  shareConnection?: boolean;
+  channelOptions?: grpc.ChannelOptions;
+}
+
+export function targetOf(server: string): { target: string; host: string } {
+  const stripped = server.replace(/^(https?|grpcs?):\/\//, '').replace(/\/+$/, '');
+  const m = /^\[?([^\]]*?)\]?(?::(\d+))?$/.exec(stripped);
+  const host = m?.[1] ?? stripped;
+  const port = m?.[2] ?? '6443';
+  return { target: `${host.includes(':') ? `[${host}]` : host}:${port}`, host };
+}
+
+function isIp(host: string): boolean {
+  return /^[\d.]+$/.test(host) || host.includes(':');
+}
+
+export function toApiErrorFromGrpc(err: grpc.ServiceError, server: string): ApiError {
+  const raw = err.metadata?.get(STATUS_METADATA_KEY)?.[0];
+  if (raw) {
+    try {
+      const status = JSON.parse(Buffer.from(raw as Buffer).toString('utf8')) as {
+        reason?: Reason;
+        message?: string;
+        details?: ErrorDetails;
+      };
+      return ApiError.fromStatus(err.code, status.message ?? err.details, status);
+    } catch {
+      // Fall through to the plain status.
+    }
+  }
+  if (/certificate|self.signed|SSL|TLS|handshake/i.test(err.details ?? '')) {
+    return new ApiError(
+      'Unavailable',
+      `TLS failed talking to ${server}: ${err.details}; check that the CA certificate is the cluster's (<data-dir>/pki/ca.crt) and the address is right`,
+    );
+  }
+  if (err.code === grpc.status.UNAVAILABLE) {
+    return new ApiError(
+      'Unavailable',
+      `cannot reach the kubelab server at ${server}: ${err.details}; check the address and that the server is running`,
+    );
+  }
+  if (err.code === grpc.status.RESOURCE_EXHAUSTED)
+    return new ApiError('RequestEntityTooLarge', `the request or response is too large: ${err.details}`);
+  if (err.code === grpc.status.CANCELLED)
+    return new ApiError('Unavailable', `the call was cancelled: ${err.details}`);
+  if (err.code === grpc.status.DEADLINE_EXCEEDED)
+    return new ApiError(
+      'Timeout',
+      `${server} did not answer in time; check that it is reachable and not overloaded`,
+    );
+  return ApiError.fromStatus(err.code, err.details);
+}
+
+type UnaryMethod = (
+  req: unknown,
+  md: grpc.Metadata,
+  o: grpc.CallOptions,
+  cb: (e: grpc.ServiceError | null, v: unknown) => void,
+) => void;
+
+export class Connection {
+  private current: grpc.Client;
+  private readonly dial: () => grpc.Client;
+  readonly timeoutMs: number;
+
+  constructor(
+    readonly options: ConnectionOptions,
+    service: grpc.ServiceDefinition,
+    serviceName: string,
+  ) {
+    const { target, host } = targetOf(options.server);
+    const channelOptions: grpc.ChannelOptions = {
+      'grpc.keepalive_time_ms': 20_000,
+      'grpc.keepalive_timeout_ms': 10_000,
+      'grpc.keepalive_permit_without_calls': 1,
+      'grpc.max_receive_message_length': 512 * 1024 * 1024,
+      'grpc.max_send_message_length': 16 * 1024 * 1024,
+      ...(options.shareConnection ? {} : { 'grpc.use_local_subchannel_pool': 1 }),
+      ...options.channelOptions,
+    };
+    let credentials: grpc.ChannelCredentials;
+    if (options.plaintext) {
+      credentials = grpc.credentials.createInsecure();
+    } else if (options.insecureSkipVerify) {
+      credentials = grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false });
+    } else {
+      if (!options.caPem) {
+        throw new ApiError(
+          'BadRequest',
+          'a CA certificate is needed for TLS; pass the cluster CA (<data-dir>/pki/ca.crt) or use plaintext for a loopback server',
+        );
+      }
+      credentials = grpc.credentials.createSsl(Buffer.from(options.caPem));
+      // The serving certificate names localhost and this machine's addresses; checking an IP
+      // through SNI is deprecated in Node, so name the certificate's DNS entry instead.
+      if (isIp(host)) channelOptions['grpc.ssl_target_name_override'] = 'localhost';
+    }
+    const Client = grpc.makeGenericClientConstructor(service, serviceName);
+    this.dial = () => new Client(target, credentials, channelOptions);
+    this.current = this.dial();
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  get client(): grpc.Client {
+    return this.current;
+  }
+
+  /** The token goes on every call as metadata (so channels can be shared between tokens). */
+  metadata(): grpc.Metadata {
+    const md = new grpc.Metadata();
+    if (this.options.token) md.set('authorization', `Bearer ${this.options.token}`);
+    return md;
+  }
+
+  unary<Req, Res>(method: string, req: Req): Promise<Res> {
+    return new Promise((resolve, reject) => {
+      const call = (this.current as unknown as Record<string, UnaryMethod>)[method];
+      call.call(
+        this.current,
+        req,
+        this.metadata(),
+        { deadline: new Date(Date.now() + this.timeoutMs) },
+        (err, value) => (err ? reject(toApiErrorFromGrpc(err, this.options.server)) : resolve(value as Res)),
+      );
+    });
+  }
+
+  /** A fresh channel: calls on the old one end (and are retried by their callers). */
+  reconnect(): void {
+    const old = this.current;
+    this.current = this.dial();
+    old.close();
+  }
+
+  close(): void {
+    this.current.close();
+  }
+}
