@@ -94,10 +94,19 @@ export interface Client {
   get<K extends KindName>(kind: K, name: string, options?: GetOptions): Promise<KindMap[K]>;
   list<K extends KindName>(kind: K, options?: ListOptions): Promise<ListResult<KindMap[K]>>;
   watch<K extends KindName>(kind: K, options?: WatchOptions): Promise<Watch<KindMap[K]>>;
+  /** An object literal's `kind` picks the result type; a typed object keeps its own. */
+  create<K extends KindName>(object: KindMap[K] & { kind: K }, options?: WriteOptions): Promise<KindMap[K]>;
   create<T extends KubeObject>(object: T, options?: WriteOptions): Promise<T>;
   /** Creates from a Kubernetes JSON or YAML document (unknown fields are rejected). */
   createManifest(manifest: string, options?: WriteOptions): Promise<KubeObject>;
+  /** An object literal's `kind` picks the result type; a typed object keeps its own. */
+  update<K extends KindName>(object: KindMap[K] & { kind: K }, options?: WriteOptions): Promise<KindMap[K]>;
   update<T extends KubeObject>(object: T, options?: WriteOptions): Promise<T>;
+  /** An object literal's `kind` picks the result type; a typed object keeps its own. */
+  updateStatus<K extends KindName>(
+    object: KindMap[K] & { kind: K },
+    options?: WriteOptions,
+  ): Promise<KindMap[K]>;
   updateStatus<T extends KubeObject>(object: T, options?: WriteOptions): Promise<T>;
   patch<K extends KindName>(
     kind: K,
