@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { VERSION } from './commands/common.js';
 import { controllerManagerCommand } from './commands/controller-manager.js';
 import { serverCommand } from './commands/server.js';
+import { tokenCommand } from './commands/token.js';
 
 export function buildProgram(): Command {
   const program = new Command('kubelab')
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   serverCommand(program);
   controllerManagerCommand(program);
+  tokenCommand(program);
   return program;
 }
 
