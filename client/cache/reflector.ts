@@ -13,6 +13,7 @@ import type { KindMap, KindName, ObjectLike } from '../api/types.js';
 import type { Client, Watch } from '../client.js';
 import { Backoff, between } from '../util/backoff.js';
 import { realClock, type Clock, type TimerHandle } from '../util/clock.js';
+import { Sleeper } from '../util/sleeper.js';
 
 export interface ReflectorStore<T> {
   replace(list: T[]): void;
@@ -63,12 +64,13 @@ export class Reflector<K extends KindName> {
   private readonly backoff: Backoff;
   private stopped = false;
   private current: Watch<KindMap[K]> | undefined;
-  private sleeping: { handle: TimerHandle; resolve(): void } | undefined;
+  private readonly sleeper: Sleeper;
   private lastRV = '';
   private running: Promise<void> | undefined;
 
   constructor(private readonly options: ReflectorOptions<K>) {
     this.clock = options.clock ?? realClock;
+    this.sleeper = new Sleeper(this.clock);
     this.backoff = new Backoff(
       { ...(options.backoff ?? DEFAULT_BACKOFF), random: options.random },
       this.clock,
@@ -88,10 +90,7 @@ export class Reflector<K extends KindName> {
   stop(): void {
     this.stopped = true;
     this.current?.stop();
-    if (this.sleeping) {
-      this.clock.clearTimeout(this.sleeping.handle);
-      this.sleeping.resolve();
-    }
+    this.sleeper.stop();
   }
 
   private get log(): Logger {
@@ -123,7 +122,7 @@ export class Reflector<K extends KindName> {
           { kind: this.options.kind, err: (err as Error).message, retryInMs: Math.round(delay) },
           needList ? 'list failed' : 'watch ended',
         );
-        await this.sleep(delay);
+        await this.sleeper.sleep(delay);
       }
     }
   }
@@ -203,15 +202,5 @@ export class Reflector<K extends KindName> {
   private setRV(rv: string): void {
     this.lastRV = rv;
     this.options.metrics?.resourceVersion(this.options.kind, rv);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const handle = this.clock.setTimeout(() => {
-        this.sleeping = undefined;
-        resolve();
-      }, ms);
-      this.sleeping = { handle, resolve };
-    });
   }
 }

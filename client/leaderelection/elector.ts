@@ -10,7 +10,8 @@ import type { Lease } from '../api/types.js';
 import { SharedIndexInformer } from '../cache/informer.js';
 import type { Client } from '../client.js';
 import { jittered } from '../util/backoff.js';
-import { realClock, rfc3339Micro, type Clock, type TimerHandle } from '../util/clock.js';
+import { realClock, rfc3339Micro, type Clock } from '../util/clock.js';
+import { Sleeper } from '../util/sleeper.js';
 
 export interface LeaderCallbacks {
   /** This candidate now leads: start acting. */
@@ -60,11 +61,12 @@ export class LeaderElector {
   private leading = false;
   private lastRenew = 0;
   private stopped = false;
-  private timer: { handle: TimerHandle; resolve(): void } | undefined;
+  private readonly sleeper: Sleeper;
   private loop: Promise<void> | undefined;
 
   constructor(private readonly options: LeaderElectorOptions) {
     this.clock = options.clock ?? realClock;
+    this.sleeper = new Sleeper(this.clock);
     this.namespace = options.namespace ?? 'kube-system';
     this.leaseDurationMs = options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs;
     this.renewDeadlineMs = options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs;
@@ -103,7 +105,7 @@ export class LeaderElector {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.wake();
+    this.sleeper.stop();
     await this.loop;
     if (this.leading) {
       this.leading = false;
@@ -124,7 +126,7 @@ export class LeaderElector {
       if (holder) this.options.callbacks.onNewLeader?.(holder);
     }
     // A new observation may move the moment the lease runs out: re-plan the next attempt.
-    if (!this.leading) this.wake();
+    if (!this.leading) this.sleeper.wake();
   }
 
   private async runLoop(): Promise<void> {
@@ -135,10 +137,10 @@ export class LeaderElector {
           this.options.callbacks.onStartedLeading();
           continue;
         }
-        await this.sleep(this.untilNextAttempt());
+        await this.sleeper.sleep(this.untilNextAttempt());
         continue;
       }
-      await this.sleep(this.retryPeriodMs);
+      await this.sleeper.sleep(this.retryPeriodMs);
       if (this.stopped) break;
       if (await this.tryAcquireOrRenew()) continue;
       if (
@@ -223,24 +225,5 @@ export class LeaderElector {
         renewTime: rfc3339Micro(this.clock.now()),
       },
     });
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const handle = this.clock.setTimeout(() => {
-        this.timer = undefined;
-        resolve();
-      }, ms);
-      this.timer = { handle, resolve };
-    });
-  }
-
-  private wake(): void {
-    if (!this.timer) return;
-    this.clock.clearTimeout(this.timer.handle);
-    const t = this.timer;
-    this.timer = undefined;
-    t.resolve();
   }
 }

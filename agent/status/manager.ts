@@ -1,0 +1,218 @@
+/**
+ * Node status reporting, as the kubelet does it (seed 000): register the Node, then every
+ * 10 s compute status from the machine; write it only when something changed or 5 minutes
+ * passed since the last write; up to 5 tries, the first reading the Node from the apiserver's
+ * cache, later ones reading it fresh after a conflict. Right after registering, one update
+ * goes out at once so the node is Ready quickly.
+ */
+import { isAlreadyExists, isNotFound } from '../../client/api/errors.js';
+import type { Node, NodeCondition } from '../../client/api/types.js';
+import type { Client } from '../../client/client.js';
+import type { EventRecorder } from '../../client/events/recorder.js';
+import { Backoff } from '../../client/util/backoff.js';
+import type { Clock } from '../../client/util/clock.js';
+import { Sleeper } from '../../client/util/sleeper.js';
+import { clone } from '../../client/util/objects.js';
+import type { AgentConfig } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { MachineInfo, MachineReader, MachineSample } from '../machine/types.js';
+import { PressureTracker } from './pressure.js';
+import { nodeStatusHasChanged, setNodeStatus } from './setters.js';
+
+export const NODE_STATUS_UPDATE_RETRY = 5;
+
+export interface NodeStatusManagerOptions {
+  client: Client;
+  reader: MachineReader;
+  config: AgentConfig;
+  clock: Clock;
+  logger: Logger;
+  recorder?: EventRecorder;
+  /** Problems that make the node not ready, e.g. the pod runtime failing (empty: ready). */
+  health?: () => string[];
+}
+
+const TRANSITION_EVENTS: Record<string, [string, string]> = {
+  MemoryPressure: ['NodeHasInsufficientMemory', 'NodeHasSufficientMemory'],
+  DiskPressure: ['NodeHasDiskPressure', 'NodeHasNoDiskPressure'],
+  PIDPressure: ['NodeHasInsufficientPID', 'NodeHasSufficientPID'],
+  Ready: ['NodeReady', 'NodeNotReady'],
+};
+
+export class NodeStatusManager {
+  private info: MachineInfo | undefined;
+  private readonly tracker: PressureTracker;
+  private lastReport = -Infinity;
+  private registered = false;
+  private stopped = false;
+  private readonly backoff: Backoff;
+  private readonly sleeper: Sleeper;
+  private loop: Promise<void> | undefined;
+  /** The last reading, shared with the metrics reporter. */
+  latestSample: MachineSample | undefined;
+  /** Status writes made (for tests and metrics). */
+  writes = 0;
+
+  constructor(private readonly options: NodeStatusManagerOptions) {
+    this.tracker = new PressureTracker(options.config.evictionHard, options.config.pressureTransitionMs);
+    this.backoff = new Backoff(
+      { initialMs: 500, maxMs: 10_000, jitter: 0.5, resetAfterMs: 60_000 },
+      options.clock,
+    );
+    this.sleeper = new Sleeper(options.clock);
+  }
+
+  get isRegistered(): boolean {
+    return this.registered;
+  }
+
+  run(): Promise<void> {
+    this.loop ??= this.runLoop();
+    return this.loop;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.sleeper.stop();
+    await this.loop;
+  }
+
+  private async runLoop(): Promise<void> {
+    const { logger, config } = this.options;
+    while (!this.stopped) {
+      if (!this.registered) {
+        try {
+          await this.register();
+          this.backoff.reset();
+          // The fast update: report right away instead of after the first period.
+          continue;
+        } catch (err) {
+          const delay = this.backoff.next();
+          logger.warn(
+            { node: config.nodeName, err: (err as Error).message, retryInMs: Math.round(delay) },
+            'cannot register the node; retrying',
+          );
+          await this.sleeper.sleep(delay);
+          continue;
+        }
+      }
+      await this.syncNodeStatus();
+      await this.sleeper.sleep(config.statusUpdateMs);
+    }
+  }
+
+  /** Creates the Node, or adopts an existing one (after a restart) and fixes its labels. */
+  private async register(): Promise<void> {
+    const { client, config, reader, logger } = this.options;
+    this.info ??= await reader.info();
+    const labels = {
+      'kubernetes.io/hostname': config.nodeName,
+      'kubernetes.io/os': this.info.operatingSystem,
+      'kubernetes.io/arch': this.info.architecture,
+      ...config.labels,
+    };
+    const node: Node = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: config.nodeName, labels },
+      spec: config.taints.length ? { taints: config.taints } : {},
+    };
+    this.latestSample = await reader.sample();
+    setNodeStatus(node, this.statusInputs(this.latestSample));
+    try {
+      await client.create(node);
+      logger.info({ node: config.nodeName }, 'node registered');
+      this.options.recorder?.event(node, 'Normal', 'Starting', 'Starting kubelab-agent.');
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      const existing = await client.get('Node', config.nodeName);
+      const missing = Object.entries(labels).filter(([k, v]) => existing.metadata?.labels?.[k] !== v);
+      if (missing.length) {
+        await client.patch('Node', config.nodeName, { metadata: { labels: Object.fromEntries(missing) } });
+      }
+      logger.info({ node: config.nodeName }, 'node already registered; taking it over');
+    }
+    this.registered = true;
+    this.lastReport = -Infinity;
+  }
+
+  /** One round: read the machine, then up to 5 tries to report. */
+  async syncNodeStatus(): Promise<void> {
+    const { reader, logger, config } = this.options;
+    let sample: MachineSample;
+    try {
+      sample = await reader.sample();
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'cannot read the machine; keeping the last reading');
+      if (!this.latestSample) return;
+      sample = this.latestSample;
+    }
+    this.latestSample = sample;
+    for (let attempt = 0; attempt < NODE_STATUS_UPDATE_RETRY; attempt++) {
+      try {
+        await this.tryUpdateNodeStatus(attempt, sample);
+        return;
+      } catch (err) {
+        if (isNotFound(err)) {
+          logger.warn({ node: config.nodeName }, 'the Node object is gone; registering again');
+          this.registered = false;
+          return;
+        }
+        logger.warn(
+          { node: config.nodeName, attempt, err: (err as Error).message },
+          'error updating node status, will retry',
+        );
+      }
+    }
+    logger.error(
+      { node: config.nodeName },
+      `update node status exceeds retry count (${NODE_STATUS_UPDATE_RETRY})`,
+    );
+  }
+
+  private async tryUpdateNodeStatus(attempt: number, sample: MachineSample): Promise<void> {
+    const { client, config, clock } = this.options;
+    // The first try reads the apiserver's cache (cheap); after a conflict, the store.
+    const current = await client.get('Node', config.nodeName, attempt === 0 ? { resourceVersion: '0' } : {});
+    const next = clone(current);
+    const inputs = this.statusInputs(sample);
+    setNodeStatus(next, inputs);
+    const now = inputs.now;
+    if (now < this.lastReport + config.statusReportMs && !nodeStatusHasChanged(current.status, next.status))
+      return;
+    await client.updateStatus(next);
+    this.writes++;
+    this.lastReport = clock.now();
+    this.recordTransitions(current, next);
+  }
+
+  private statusInputs(sample: MachineSample) {
+    const now = this.options.clock.now();
+    return {
+      info: this.info!,
+      pressure: this.tracker.observe(sample, now),
+      notReadyReasons: this.options.health?.() ?? [],
+      config: this.options.config,
+      now,
+    };
+  }
+
+  private recordTransitions(before: Node, after: Node): void {
+    const recorder = this.options.recorder;
+    if (!recorder) return;
+    const statusOf = (conds: NodeCondition[] | undefined, type: string) =>
+      conds?.find((c) => c.type === type)?.status;
+    for (const [type, [onTrue, onFalse]] of Object.entries(TRANSITION_EVENTS)) {
+      const was = statusOf(before.status?.conditions, type);
+      const is = statusOf(after.status?.conditions, type);
+      if (was === is || is === undefined) continue;
+      const reason = is === 'True' ? onTrue : onFalse;
+      recorder.event(
+        after,
+        type !== 'Ready' && is === 'True' ? 'Warning' : 'Normal',
+        reason,
+        `Node ${this.options.config.nodeName} status is now: ${reason}`,
+      );
+    }
+  }
+}
