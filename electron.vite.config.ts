@@ -6,7 +6,14 @@ import { resolve } from 'node:path';
 // Vue renderer into out/. It needs no Electron binary.
 export default defineConfig({
   main: {
-    build: { rolldownOptions: { input: { index: resolve('main/index.ts') } } },
+    build: {
+      rolldownOptions: {
+        // The SQLite write worker is its own entry; chunks sit beside the entries so the
+        // store finds it at ./sqlite-worker.js wherever its code lands.
+        input: { index: resolve('main/index.ts'), 'sqlite-worker': resolve('main/storage/sqlite-worker.ts') },
+        output: { chunkFileNames: '[name]-[hash].js' },
+      },
+    },
   },
   preload: {
     // A sandboxed renderer can only load a CommonJS preload.

@@ -75,7 +75,7 @@ export class ControlPlane {
     const clock = options.clock ?? realClock;
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const storage = await openStorage(options, clock);
-    const memoryStorage = openMemoryStorage(clock);
+    const memoryStorage = await openMemoryStorage(clock);
     let api: ApiServer | undefined;
     try {
       api = new ApiServer({
@@ -174,7 +174,7 @@ export class ControlPlane {
 }
 
 /** The in-memory store for kinds that are never persisted: 15 minutes of history. */
-export function openMemoryStorage(clock: Clock): Storage {
+export function openMemoryStorage(clock: Clock): Promise<Storage> {
   return openSqliteStorage({
     path: ':memory:',
     retentionMs: 15 * 60_000,

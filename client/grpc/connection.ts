@@ -103,6 +103,8 @@ export class Connection {
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.max_receive_message_length': 512 * 1024 * 1024,
       'grpc.max_send_message_length': 16 * 1024 * 1024,
+      // A larger HTTP/2 window lets a big list arrive without waiting for window updates.
+      'grpc-node.flow_control_window': 16 * 1024 * 1024,
       ...(options.shareConnection ? {} : { 'grpc.use_local_subchannel_pool': 1 }),
       ...options.channelOptions,
     };

@@ -417,7 +417,7 @@ export class ApiServer implements LocalApi {
         if (req.dryRun) return obj;
         try {
           const kv = await this.backend(info).storage.create(key, this.encode(obj));
-          return decodeStored(kv.value, kv.modRevision);
+          return this.stored(info, key, kv);
         } catch (err) {
           if (isStorageError(err, 'KeyExists')) {
             if (generated && attempt < GENERATE_NAME_ATTEMPTS) continue;
@@ -585,7 +585,7 @@ export class ApiServer implements LocalApi {
           return decodeStored(gone.value, gone.modRevision);
         }
         const kv = await this.backend(info).storage.update(key, this.encode(next), currentRv);
-        return decodeStored(kv.value, kv.modRevision);
+        return this.stored(info, key, kv);
       } catch (err) {
         if (isStorageError(err, 'Conflict') || isStorageError(err, 'NotFound')) {
           if (attempt >= 20) throw conflict(info, name, 'the object keeps changing; try again');
@@ -808,6 +808,16 @@ export class ApiServer implements LocalApi {
     if (cached) return cached.object;
     const kv = await this.backend(info).storage.get(key);
     return kv ? decodeStored(kv.value, kv.modRevision) : undefined;
+  }
+
+  /**
+   * The object a write stored: the watch cache's copy when it already has this revision (the
+   * SQLite store delivers the event before acknowledging the write), so the reply and every
+   * watcher share one decoded — and one encoded — object.
+   */
+  private stored(info: KindInfo, key: string, kv: KeyValue): KubeObject {
+    const cached = this.backend(info).cacher.cache(info).get(key);
+    return cached && cached.rv === kv.modRevision ? cached.object : decodeStored(kv.value, kv.modRevision);
   }
 
   private encode(obj: KubeObject): string {

@@ -9,13 +9,14 @@ import { ApiError } from '../../client/api/errors.js';
 import type { KindInfo } from '../../client/api/kinds.js';
 import type { FieldSelector, LabelSelector } from '../../client/api/selectors.js';
 import type { KubeObject, WatchEventType } from '../../client/api/types.js';
+import { prefixEnd } from '../storage/types.js';
+import { kindPrefix } from './codec.js';
 
-/** One object as the cache holds it; `encoded` is filled lazily by the wire layer. */
+/** One object as the cache holds it (frozen: shared by every reader, encoded once). */
 export interface CachedObject {
   readonly key: string;
   readonly object: KubeObject;
   readonly rv: number;
-  encoded?: Uint8Array;
 }
 
 export interface CacheEvent {
@@ -155,11 +156,18 @@ export class WatchCache {
   ): { items: CachedObject[]; more: boolean } {
     const keys = this.keysInOrder();
     let start = 0;
-    if (options.afterKey !== undefined) start = upperBound(keys, options.afterKey);
+    let end = keys.length;
+    if (filter.namespace && this.info.namespaced) {
+      // A namespace is a contiguous range of keys: no need to look at the others.
+      const prefix = kindPrefix(this.info, filter.namespace);
+      start = upperBound(keys, prefix);
+      end = upperBound(keys, prefixEnd(prefix));
+    }
+    if (options.afterKey !== undefined) start = Math.max(start, upperBound(keys, options.afterKey));
     const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
     const items: CachedObject[] = [];
-    const unfiltered = !filter.namespace && !filter.labels && !filter.fields;
-    for (let i = start; i < keys.length; i++) {
+    const unfiltered = !filter.labels && !filter.fields && (!filter.namespace || this.info.namespaced);
+    for (let i = start; i < end; i++) {
       const item = this.objects.get(keys[i])!;
       if (unfiltered || this.matches(filter, item.object)) {
         if (items.length === limit) return { items, more: true };

@@ -24,15 +24,16 @@ import { kindOf } from '../apiserver/requests.js';
 import type { WatchSink } from '../apiserver/watchcache.js';
 import type { TokenStore } from './tokens.js';
 import { identityOf, rejectMalformed, unaryHandlers } from './handlers.js';
-import { encodeList, encodeWatchEvent, toServiceError } from './wire.js';
+import { encodedObject, encodeList, encodeWatchEvent, toServiceError } from './wire.js';
 
 /** A watch whose client stopped reading is closed once this much is queued for it. */
 const MAX_QUEUED_WATCH_BYTES = 64 * 1024 * 1024;
 
-function objectOut(obj: KubeObject): ApiObject {
-  const info = resolveKind(obj.kind ?? '');
-  if (!info) throw new ApiError('InternalError', `cannot send an object of kind ${obj.kind}`);
-  return toApiObject(info, obj);
+/** The answer to a unary call: the object's wire bytes (shared with watchers when cached). */
+function objectOut(obj: KubeObject): Buffer {
+  if (!resolveKind(obj.kind ?? ''))
+    throw new ApiError('InternalError', `cannot send an object of kind ${obj.kind}`);
+  return encodedObject(obj);
 }
 
 function writeRequestOf(req: CreateRequest | UpdateRequest): WriteRequest {
@@ -115,22 +116,22 @@ export function resourcesHandlers(
   };
 
   return {
-    get: unary<GetRequest, ApiObject>(async (id, req) => objectOut(await api.get(id, req))),
+    get: unary<GetRequest, Buffer>(async (id, req) => objectOut(await api.get(id, req))),
     list: unary<ListRequest, Buffer>(async (id, req) => encodeList(await api.listCached(id, req))),
     watch,
-    create: unary<CreateRequest, ApiObject>(async (id, req) =>
+    create: unary<CreateRequest, Buffer>(async (id, req) =>
       objectOut(await api.create(id, writeRequestOf(req))),
     ),
-    update: unary<UpdateRequest, ApiObject>(async (id, req) =>
+    update: unary<UpdateRequest, Buffer>(async (id, req) =>
       objectOut(await api.update(id, writeRequestOf(req))),
     ),
-    updateStatus: unary<UpdateRequest, ApiObject>(async (id, req) =>
+    updateStatus: unary<UpdateRequest, Buffer>(async (id, req) =>
       objectOut(await api.updateStatus(id, writeRequestOf(req))),
     ),
-    patch: unary<PatchRequest, ApiObject>(async (id, req) => objectOut(await api.patch(id, req))),
+    patch: unary<PatchRequest, Buffer>(async (id, req) => objectOut(await api.patch(id, req))),
     delete: unary<DeleteRequest, { object: ApiObject; deleted: boolean }>(async (id, req) => {
       const res = await api.delete(id, req);
-      return { object: objectOut(res.object), deleted: res.deleted };
+      return { object: toApiObject(kindOf(res.object.kind), res.object), deleted: res.deleted };
     }),
   } as unknown as grpc.UntypedServiceImplementation;
 }

@@ -92,6 +92,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     'grpc.http2.min_ping_interval_without_data_ms': 5_000,
     'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
     'grpc.max_send_message_length': -1,
+    'grpc-node.flow_control_window': 16 * 1024 * 1024,
   });
   server.addService(serverDefinition(), resourcesHandlers(options.api, options.tokens, options.logger));
   server.addService(

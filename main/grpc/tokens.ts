@@ -38,6 +38,7 @@ function sha256(s: string): string {
 
 export class TokenStore {
   private records = new Map<string, TokenRecord>();
+  private readonly verified = new Map<string, { identity: Identity; expiresAt: number | undefined }>();
   private readonly path: string;
 
   constructor(
@@ -57,6 +58,22 @@ export class TokenStore {
 
   /** The identity behind a bearer token, or undefined (unknown, malformed or expired). */
   authenticate(token: string): Identity | undefined {
+    // Every call carries a token: remember verified ones instead of hashing each time.
+    const hit = this.verified.get(token);
+    if (hit && (hit.expiresAt === undefined || hit.expiresAt > this.clock.now())) return hit.identity;
+    const identity = this.verify(token);
+    if (identity) {
+      if (this.verified.size >= 10_000) this.verified.clear();
+      const record = this.records.get(token.trim().slice(0, 6))!;
+      this.verified.set(token, {
+        identity,
+        expiresAt: record.expiresAt ? Date.parse(record.expiresAt) : undefined,
+      });
+    }
+    return identity;
+  }
+
+  private verify(token: string): Identity | undefined {
     const m = TOKEN_RE.exec(token.trim());
     if (!m) return undefined;
     const record = this.records.get(m[1]);
@@ -133,6 +150,8 @@ export class TokenStore {
   }
 
   private save(): void {
+    // Any change (a deletion, a revocation) may invalidate a remembered token.
+    this.verified.clear();
     const tmp = `${this.path}.tmp`;
     writeFileSync(tmp, JSON.stringify({ tokens: [...this.records.values()] }, null, 2) + '\n', {
       mode: 0o600,

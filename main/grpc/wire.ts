@@ -6,7 +6,6 @@
  * errors carry their reason and field causes in `kubelab-status-bin` trailing metadata.
  */
 import * as grpc from '@grpc/grpc-js';
-import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import { ApiObject, ResourcesService, WatchEvent as WireWatchEvent } from '../../proto/gen/kubelab/v1/api.js';
 import type { ApiError } from '../../client/api/errors.js';
 import { STATUS_METADATA_KEY } from '../../client/grpc/connection.js';
@@ -23,10 +22,19 @@ export function isMalformed(req: unknown): req is Malformed {
   return typeof req === 'object' && req !== null && 'malformed' in req;
 }
 
-/** Encodes an object for the wire once; the cache entry keeps the bytes. */
-export function encodedObject(entry: CachedObject): Uint8Array {
-  if (!entry.encoded) entry.encoded = encodeObject(entry.object);
-  return entry.encoded;
+/** Wire bytes of frozen objects (the cache's): encoded once, whoever sends them. */
+const encodings = new WeakMap<KubeObject, Buffer>();
+const eventEncodings = new WeakMap<KubeObject, Partial<Record<'ADDED' | 'MODIFIED' | 'DELETED', Buffer>>>();
+
+/** The object's ApiObject encoding, computed once per (frozen) object. */
+export function encodedObject(obj: KubeObject): Buffer {
+  let bytes = encodings.get(obj);
+  if (!bytes) {
+    const encoded = encodeObject(obj);
+    bytes = Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
+    if (Object.isFrozen(obj)) encodings.set(obj, bytes);
+  }
+  return bytes;
 }
 
 export function encodeObject(obj: KubeObject): Uint8Array {
@@ -42,14 +50,59 @@ export interface EncodedList {
   remainingItemCount?: number;
 }
 
-/** ListResponse { resourceVersion = 1; continue = 2; repeated items = 3; remainingItemCount = 4 }. */
+/** Length of a varint, for sizing buffers exactly. */
+function varintLength(n: number): number {
+  let len = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 128);
+    len++;
+  }
+  return len;
+}
+
+function writeVarint(buf: Buffer, pos: number, n: number): number {
+  while (n >= 0x80) {
+    buf[pos++] = (n & 0x7f) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  buf[pos++] = n;
+  return pos;
+}
+
+/** A length-delimited field: tag, length, bytes. */
+function fieldLength(bytes: number): number {
+  return 1 + varintLength(bytes) + bytes;
+}
+
+function writeField(buf: Buffer, pos: number, tag: number, bytes: Uint8Array): number {
+  buf[pos++] = tag;
+  pos = writeVarint(buf, pos, bytes.length);
+  buf.set(bytes, pos);
+  return pos + bytes.length;
+}
+
+/**
+ * ListResponse { resourceVersion = 1; continue = 2; repeated items = 3; remainingItemCount = 4 },
+ * written into one buffer of exactly the right size from the items' cached encodings.
+ */
 export function encodeList(list: EncodedList): Buffer {
-  const w = new BinaryWriter();
-  if (list.resourceVersion) w.uint32(10).string(list.resourceVersion);
-  if (list.continue) w.uint32(18).string(list.continue);
-  for (const item of list.items) w.uint32(26).bytes(encodedObject(item));
-  if (list.remainingItemCount !== undefined) w.uint32(32).int32(list.remainingItemCount);
-  return Buffer.from(w.finish());
+  const rv = Buffer.from(list.resourceVersion ?? '');
+  const cont = Buffer.from(list.continue ?? '');
+  const items = list.items.map((i) => encodedObject(i.object));
+  let size = (rv.length ? fieldLength(rv.length) : 0) + (cont.length ? fieldLength(cont.length) : 0);
+  for (const b of items) size += fieldLength(b.length);
+  const remaining = list.remainingItemCount;
+  if (remaining !== undefined) size += 1 + varintLength(remaining);
+  const buf = Buffer.allocUnsafe(size);
+  let pos = 0;
+  if (rv.length) pos = writeField(buf, pos, 10, rv);
+  if (cont.length) pos = writeField(buf, pos, 18, cont);
+  for (const b of items) pos = writeField(buf, pos, 26, b);
+  if (remaining !== undefined) {
+    buf[pos++] = 32;
+    pos = writeVarint(buf, pos, remaining);
+  }
+  return buf;
 }
 
 export type OutgoingWatchEvent =
@@ -62,7 +115,7 @@ export type OutgoingWatchEvent =
       initialEventsEnd: boolean;
     };
 
-/** WatchEvent { type = 1; object = 2 }. */
+/** WatchEvent { type = 1; object = 2 }; an object's event bytes are built once for all watchers. */
 export function encodeWatchEvent(ev: OutgoingWatchEvent): Buffer {
   if (ev.type === 'BOOKMARK') {
     const info = resolveKind(ev.kind)!;
@@ -78,10 +131,17 @@ export function encodeWatchEvent(ev: OutgoingWatchEvent): Buffer {
       WireWatchEvent.encode({ type: 'BOOKMARK', object: toApiObject(info, object) }).finish(),
     );
   }
-  const w = new BinaryWriter();
-  w.uint32(10).string(ev.type);
-  w.uint32(18).bytes(encodedObject(ev.entry));
-  return Buffer.from(w.finish());
+  const obj = ev.entry.object;
+  let byType = eventEncodings.get(obj);
+  const cached = byType?.[ev.type];
+  if (cached) return cached;
+  const type = Buffer.from(ev.type);
+  const object = encodedObject(obj);
+  const buf = Buffer.allocUnsafe(fieldLength(type.length) + fieldLength(object.length));
+  writeField(buf, writeField(buf, 0, 10, type), 18, object);
+  if (!byType) eventEncodings.set(obj, (byType = {}));
+  byType[ev.type] = buf;
+  return buf;
 }
 
 function safeDecode<T>(decode: (b: Uint8Array) => T): (b: Buffer) => T | Malformed {
@@ -109,11 +169,12 @@ export function safeService(definition: Record<string, unknown>): grpc.ServiceDe
   return out as unknown as grpc.ServiceDefinition;
 }
 
-/** The Resources service as the server registers it: List and Watch send pre-encoded bytes. */
+/** The Resources service as the server registers it: every answer goes out pre-encoded. */
 export function serverDefinition(): grpc.ServiceDefinition {
   const out = safeService(ResourcesService) as unknown as Record<string, MethodDef>;
-  out.list = { ...out.list, responseSerialize: (v: Buffer) => v } as unknown as MethodDef;
-  out.watch = { ...out.watch, responseSerialize: (v: Buffer) => v } as unknown as MethodDef;
+  for (const method of ['get', 'list', 'watch', 'create', 'update', 'updateStatus', 'patch']) {
+    out[method] = { ...out[method], responseSerialize: (v: Buffer) => v } as unknown as MethodDef;
+  }
   return out as unknown as grpc.ServiceDefinition;
 }
 

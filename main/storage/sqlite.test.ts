@@ -13,14 +13,14 @@ function tempDb(): { path: string; dir: string } {
 
 storageConformance('sqlite', async () => {
   const { dir, path } = tempDb();
-  let storage = openSqliteStorage({ path, compactIntervalMs: 0 });
+  let storage = await openSqliteStorage({ path, compactIntervalMs: 0 });
   return {
     get storage() {
       return storage;
     },
     async restart() {
       await storage.close();
-      storage = openSqliteStorage({ path, compactIntervalMs: 0 });
+      storage = await openSqliteStorage({ path, compactIntervalMs: 0 });
       return storage;
     },
     async cleanup() {
@@ -33,15 +33,15 @@ storageConformance('sqlite', async () => {
 describe('sqlite storage', () => {
   it('groups concurrent writes into few transactions and acknowledges each after commit', async () => {
     const { dir, path } = tempDb();
-    const s = openSqliteStorage({ path, compactIntervalMs: 0 });
+    const s = await openSqliteStorage({ path, compactIntervalMs: 0 });
     try {
-      const before = s.stats().rows;
+      const before = (await s.stats()).rows;
       const results = await Promise.all(Array.from({ length: 500 }, (_, i) => s.create(`/g/${i}`, 'x')));
       expect(new Set(results.map((r) => r.modRevision)).size).toBe(500);
-      expect(s.stats().rows - before).toBe(500);
+      expect((await s.stats()).rows - before).toBe(500);
       // Another connection (after close) sees every acknowledged write.
       await s.close();
-      const again = openSqliteStorage({ path, compactIntervalMs: 0 });
+      const again = await openSqliteStorage({ path, compactIntervalMs: 0 });
       expect((await again.list('/g/')).items).toHaveLength(500);
       await again.close();
     } finally {
@@ -52,7 +52,7 @@ describe('sqlite storage', () => {
   it('keeps the file bounded under lease-style churn when history is compacted on the timer', async () => {
     const { dir, path } = tempDb();
     let clock = 0;
-    const s = openSqliteStorage({ path, compactIntervalMs: 0, retentionMs: 1000, now: () => clock });
+    const s = await openSqliteStorage({ path, compactIntervalMs: 0, retentionMs: 1000, now: () => clock });
     const compactNow = (s as unknown as { compactOnTimer(): void }).compactOnTimer.bind(s);
     try {
       const revs = new Map<string, number>();
@@ -72,9 +72,9 @@ describe('sqlite storage', () => {
         compactNow();
         await new Promise((r) => setTimeout(r, 0));
         await (s as unknown as { compacting: Promise<void> }).compacting;
-        if (round === 10) sizeAfterFirstRounds = s.stats().pageCount;
+        if (round === 10) sizeAfterFirstRounds = (await s.stats()).pageCount;
       }
-      const stats = s.stats();
+      const stats = await s.stats();
       // Only the rows within the retention window survive: ~2-3 rounds of 100 keys.
       expect(stats.rows).toBeLessThan(500);
       expect(stats.pageCount).toBeLessThanOrEqual(sizeAfterFirstRounds + 10);
@@ -88,13 +88,12 @@ describe('sqlite storage', () => {
 
   it('refuses a second server on the same file with an actionable message', async () => {
     const { dir, path } = tempDb();
-    const s = openSqliteStorage({ path, compactIntervalMs: 0 });
+    const s = await openSqliteStorage({ path, compactIntervalMs: 0 });
     await s.create('/a', 'b');
     try {
-      expect(() => {
-        const other = openSqliteStorage({ path, compactIntervalMs: 0 });
-        other.stats();
-      }).toThrow(/in use by another kubelab server/);
+      await expect(openSqliteStorage({ path, compactIntervalMs: 0 })).rejects.toThrow(
+        /in use by another kubelab server/,
+      );
     } finally {
       await s.close();
       rmSync(dir, { recursive: true, force: true });
@@ -103,7 +102,7 @@ describe('sqlite storage', () => {
 
   it('fails a watcher whose replay is overtaken by compaction instead of skipping events', async () => {
     const { dir, path } = tempDb();
-    const s: SqliteStorage = openSqliteStorage({ path, compactIntervalMs: 0 });
+    const s: SqliteStorage = await openSqliteStorage({ path, compactIntervalMs: 0 });
     try {
       let rev = (await s.create('/o/k', '0')).modRevision;
       const from = rev;

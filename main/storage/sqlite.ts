@@ -1,16 +1,16 @@
 /**
  * The embedded default backend: one SQLite file (better-sqlite3, WAL) holding a kine-style
- * revision log. Every write appends a row whose primary key is the new revision; the latest
- * row of a key is its current state (a tombstone row marks a delete). Writes are grouped into
- * one transaction per event-loop turn (group commit) and each caller is acknowledged only
- * after that transaction commits, so durability (synchronous=FULL) costs one fsync per batch.
+ * revision log (see sqlite-engine.ts). Writes are grouped (group commit): while one batch is
+ * being committed — in a worker thread, so its fsync never blocks the event loop — the next
+ * batch fills; each caller is acknowledged only after its batch committed. Reads use a
+ * connection of their own on this thread. In-memory stores (NodeMetrics) run inline.
  *
- * better-sqlite3 is synchronous, and in the desktop app the same event loop serves the GUI:
- * batches are capped, history replay and compaction run in small chunks between turns.
+ * History replay and compaction run in small chunks, so neither blocks writers or the GUI.
  */
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { SqliteEngine, type EngineState, type Outcome, type Stats, type WriteOp } from './sqlite-engine.js';
 import {
   prefixEnd,
   StorageError,
@@ -34,32 +34,129 @@ export interface SqliteStorageOptions {
   maxBatch?: number;
   /** The clock behind retention; tests move it. */
   now?: () => number;
+  /** Commit in this thread even for a file (default: a worker thread for files). */
+  inline?: boolean;
 }
 
-interface Row {
-  rev: number;
-  key: string;
-  created: number;
-  deleted: number;
-  prev_rev: number;
-  value: string;
+/** Where writes go: the engine itself (inline) or the worker holding the write connection. */
+interface Writer {
+  commit(ops: WriteOp[]): Promise<{ outcomes: Outcome[]; revision: number }>;
+  setMeta(name: string, value: number): Promise<void>;
+  compactChunk(cursor: number, target: number): Promise<{ cursor: number; done: boolean }>;
+  tidy(): Promise<void>;
+  stats(): Promise<Stats>;
+  close(): Promise<void>;
 }
 
-type WriteOp =
-  | { kind: 'create'; key: string; value: string }
-  | { kind: 'update'; key: string; value: string; expected: number }
-  | { kind: 'delete'; key: string; expected?: number };
-
-interface PendingWrite {
-  op: WriteOp;
-  resolve(kv: KeyValue): void;
-  reject(err: Error): void;
+function inlineWriter(engine: SqliteEngine): Writer {
+  return {
+    commit: async (ops) => engine.commit(ops),
+    setMeta: async (n, v) => engine.setMeta(n, v),
+    compactChunk: async (c, t) => engine.compactChunk(c, t),
+    tidy: async () => engine.tidy(),
+    stats: async () => engine.stats(),
+    close: async () => engine.close(),
+  };
 }
 
-type Outcome = { ok: true; kv: KeyValue; event: StorageEvent } | { ok: false; err: StorageError };
+/** Starts the write worker; TypeScript sources (tests, tsx) load through tsx inside it. */
+function spawnWriter(path: string): Promise<{ writer: Writer; state: EngineState }> {
+  const self = import.meta.url;
+  const worker = self.endsWith('.ts')
+    ? new Worker(
+        `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./sqlite-worker.ts', self).href)}); })`,
+        { eval: true, workerData: { path, durable: true } },
+      )
+    : new Worker(new URL('./sqlite-worker.js', self), { workerData: { path, durable: true } });
+  let nextId = 1;
+  const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  let failed: Error | undefined;
+  const failAll = (err: Error) => {
+    failed = err;
+    for (const w of waiting.values()) w.reject(err);
+    waiting.clear();
+  };
+  const call = <T>(method: string, ...args: unknown[]): Promise<T> => {
+    if (failed) return Promise.reject(failed);
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      worker.postMessage({ id, method, args });
+    });
+  };
+  return new Promise((resolve, reject) => {
+    worker.once('error', (err) => reject(err));
+    worker.once('message', (first: { ready: boolean; state?: EngineState; error?: string }) => {
+      if (!first.ready) {
+        reject(new Error(first.error));
+        return;
+      }
+      worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: string }) => {
+        const w = waiting.get(m.id);
+        waiting.delete(m.id);
+        if (m.ok) w?.resolve(m.result);
+        else w?.reject(new Error(m.error));
+      });
+      worker.on('error', (err) => failAll(new Error(`the store's write thread failed: ${err.message}`)));
+      worker.on('exit', () => failAll(new Error('the store is closed')));
+      resolve({
+        state: first.state!,
+        writer: {
+          commit: (ops) => call('commit', ops),
+          setMeta: (n, v) => call('setMeta', n, v),
+          compactChunk: (c, t) => call('compactChunk', c, t),
+          tidy: () => call('tidy'),
+          stats: () => call('stats'),
+          close: async () => {
+            await call('close').catch(() => undefined);
+            await worker.terminate();
+          },
+        },
+      });
+    });
+  });
+}
 
 const REPLAY_CHUNK = 2000;
-const COMPACT_CHUNK = 1000;
+
+/** Files open in this process (a second server in the same process must be refused too). */
+const openFiles = new Set<string>();
+
+/** One process owns a database file: a pid lock file next to it says which. */
+function takeLock(path: string): () => void {
+  const lock = `${path}.lock`;
+  if (openFiles.has(path)) throw inUse(path, process.pid);
+  if (existsSync(lock)) {
+    const pid = Number(readFileSync(lock, 'utf8').trim());
+    if (pid && pid !== process.pid && isAlive(pid)) throw inUse(path, pid);
+  }
+  writeFileSync(lock, String(process.pid));
+  openFiles.add(path);
+  return () => {
+    openFiles.delete(path);
+    try {
+      unlinkSync(lock);
+    } catch {
+      // Already gone.
+    }
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function inUse(path: string, pid: number): StorageError {
+  return new StorageError(
+    'Unavailable',
+    `the database ${path} is in use by another kubelab server (pid ${pid}); stop it or choose another --data-dir`,
+  );
+}
 
 class SqliteWatcher {
   private queue: StorageEvent[] = [];
@@ -116,13 +213,19 @@ class SqliteWatcher {
   }
 }
 
+interface PendingWrite {
+  op: WriteOp;
+  resolve(kv: KeyValue): void;
+  reject(err: Error): void;
+}
+
 export class SqliteStorage implements Storage {
   readonly backend = 'sqlite' as const;
-  private readonly db: Database.Database;
   private revision: number;
   private compactRev: number;
   private pending: PendingWrite[] = [];
   private flushScheduled = false;
+  private committing: Promise<void> | undefined;
   private closed = false;
   private readonly watchers = new Set<SqliteWatcher>();
   private readonly maxBatch: number;
@@ -133,106 +236,22 @@ export class SqliteStorage implements Storage {
   /** (time, revision) samples: compaction keeps everything newer than `retentionMs`. */
   private readonly samples: Array<{ at: number; rev: number }> = [];
 
-  private readonly stmt: {
-    latest: Database.Statement<[string], Row>;
-    insert: Database.Statement<[number, string, number, number, number, string]>;
-    setMeta: Database.Statement<[string, number]>;
-    list: Database.Statement<[string, string, number, number], Row>;
-    count: Database.Statement<[string, string, number], { n: number }>;
-    history: Database.Statement<
-      [number, number, string, string, number],
-      Row & { prev_value: string | null }
-    >;
-    compactScan: Database.Statement<[number, number, number], Pick<Row, 'rev' | 'prev_rev' | 'deleted'>>;
-    deleteRev: Database.Statement<[number]>;
-    keyHistory: Database.Statement<[string], Row>;
-  };
-
-  constructor(options: SqliteStorageOptions) {
-    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+  private constructor(
+    options: SqliteStorageOptions,
+    private readonly reader: SqliteEngine,
+    private readonly writer: Writer,
+    state: EngineState,
+    private readonly unlock: () => void,
+  ) {
     this.maxBatch = options.maxBatch ?? 2000;
     this.now = options.now ?? Date.now;
     this.retentionMs = options.retentionMs ?? 5 * 60_000;
-    try {
-      // Fail fast when another process holds the file instead of waiting for it.
-      this.db = new Database(options.path, { timeout: 250 });
-      // auto_vacuum must be chosen before the first table exists.
-      this.db.pragma('auto_vacuum = INCREMENTAL');
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = FULL');
-      // One process owns the file: a second server on the same data folder fails at open.
-      this.db.pragma('locking_mode = EXCLUSIVE');
-      this.db.pragma('journal_size_limit = 67108864');
-      this.db.exec(`
-        CREATE TABLE IF NOT EXISTS kv_log (
-          rev INTEGER PRIMARY KEY,
-          key TEXT NOT NULL,
-          created INTEGER NOT NULL,
-          deleted INTEGER NOT NULL,
-          prev_rev INTEGER NOT NULL,
-          value TEXT NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS kv_log_key_rev ON kv_log(key, rev);
-        CREATE TABLE IF NOT EXISTS kv_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-      `);
-    } catch (err) {
-      const msg = (err as Error).message;
-      if (/locked|busy/i.test(msg)) {
-        throw new StorageError(
-          'Unavailable',
-          `the database ${options.path} is in use by another kubelab server; stop it or choose another --data-dir`,
-        );
-      }
-      throw new StorageError('Unavailable', `cannot open the database ${options.path}: ${msg}`);
-    }
-
-    this.stmt = {
-      latest: this.db.prepare(
-        'SELECT rev, key, created, deleted, prev_rev, value FROM kv_log WHERE key = ? ORDER BY rev DESC LIMIT 1',
-      ),
-      insert: this.db.prepare(
-        'INSERT INTO kv_log (rev, key, created, deleted, prev_rev, value) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
-      setMeta: this.db.prepare(
-        'INSERT INTO kv_meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value',
-      ),
-      list: this.db.prepare(`
-        SELECT l.rev, l.key, l.created, l.deleted, l.prev_rev, l.value FROM kv_log l
-        JOIN (SELECT key, MAX(rev) AS mrev FROM kv_log WHERE key >= ? AND key < ? AND rev <= ? GROUP BY key) m
-          ON l.rev = m.mrev
-        WHERE l.deleted = 0 ORDER BY l.key LIMIT ?`),
-      count: this.db.prepare(`
-        SELECT COUNT(*) AS n FROM kv_log l
-        JOIN (SELECT key, MAX(rev) AS mrev FROM kv_log WHERE key >= ? AND key < ? AND rev <= ? GROUP BY key) m
-          ON l.rev = m.mrev
-        WHERE l.deleted = 0`),
-      history: this.db.prepare(`
-        SELECT l.rev, l.key, l.created, l.deleted, l.prev_rev, l.value, p.value AS prev_value FROM kv_log l
-        LEFT JOIN kv_log p ON p.rev = l.prev_rev AND p.deleted = 0
-        WHERE l.rev > ? AND l.rev <= ? AND l.key >= ? AND l.key < ? ORDER BY l.rev LIMIT ?`),
-      compactScan: this.db.prepare(
-        'SELECT rev, prev_rev, deleted FROM kv_log WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?',
-      ),
-      deleteRev: this.db.prepare('DELETE FROM kv_log WHERE rev = ?'),
-      keyHistory: this.db.prepare(
-        'SELECT rev, key, created, deleted, prev_rev, value FROM kv_log WHERE key = ? AND deleted = 0 ORDER BY rev',
-      ),
-    };
-
-    const meta = new Map(
-      (
-        this.db.prepare('SELECT name, value FROM kv_meta').all() as Array<{ name: string; value: number }>
-      ).map((r) => [r.name, r.value]),
-    );
-    const maxRev = (this.db.prepare('SELECT MAX(rev) AS r FROM kv_log').get() as { r: number | null }).r ?? 0;
-    this.revision = Math.max(meta.get('current_rev') ?? 0, maxRev);
-    this.compactRev = meta.get('compact_rev') ?? 0;
+    this.revision = state.revision;
+    this.compactRev = state.compactRev;
     this.samples.push({ at: this.now(), rev: this.revision });
-
     // A compaction interrupted by a crash resumes where it stopped.
-    const progress = meta.get('compact_progress') ?? 0;
-    if (progress < this.compactRev) this.compacting = this.runCompaction(progress, this.compactRev);
-
+    if (state.compactProgress < this.compactRev)
+      this.compacting = this.runCompaction(state.compactProgress, this.compactRev);
     const interval = options.compactIntervalMs ?? 60_000;
     if (interval > 0) {
       this.compactTimer = setInterval(() => this.compactOnTimer(), interval);
@@ -240,12 +259,43 @@ export class SqliteStorage implements Storage {
     }
   }
 
+  static async open(options: SqliteStorageOptions): Promise<SqliteStorage> {
+    if (options.path === ':memory:' || options.inline) {
+      const engine = openEngine(options.path, true, options.path !== ':memory:');
+      return new SqliteStorage(options, engine, inlineWriter(engine), engine.state(), () => undefined);
+    }
+    mkdirSync(dirname(options.path), { recursive: true });
+    const unlock = takeLock(options.path);
+    let spawned: { writer: Writer; state: EngineState };
+    try {
+      spawned = await spawnWriter(options.path);
+    } catch (err) {
+      unlock();
+      throw new StorageError(
+        'Unavailable',
+        `cannot open the database ${options.path}: ${(err as Error).message}`,
+      );
+    }
+    try {
+      return new SqliteStorage(
+        options,
+        openEngine(options.path, false, true),
+        spawned.writer,
+        spawned.state,
+        unlock,
+      );
+    } catch (err) {
+      await spawned.writer.close();
+      unlock();
+      throw err;
+    }
+  }
+
   // ------------------------------------------------------------------ reads
 
   async get(key: string): Promise<KeyValue | undefined> {
     this.assertOpen();
-    const row = this.stmt.latest.get(key);
-    return row && !row.deleted ? toKeyValue(row) : undefined;
+    return this.reader.get(key);
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
@@ -256,26 +306,17 @@ export class SqliteStorage implements Storage {
       throw new StorageError(
         'Unavailable',
         `revision ${revision} is newer than the store's current revision ${this.revision}`,
-        {
-          requestedRevision: revision,
-        },
+        { requestedRevision: revision },
       );
     }
     const start = options.startKey && options.startKey > prefix ? options.startKey : prefix;
-    const end = prefixEnd(prefix);
     const limit = options.limit && options.limit > 0 ? options.limit : -1;
-    const rows = this.stmt.list.all(start, end, revision, limit);
-    let remaining = 0;
-    if (limit > 0 && rows.length === limit) {
-      const last = rows[rows.length - 1].key;
-      remaining = this.stmt.count.get(last + '\0', end, revision)?.n ?? 0;
-    }
-    return { items: rows.map(toKeyValue), revision, remaining };
+    return { ...this.reader.list(start, prefixEnd(prefix), revision, limit), revision };
   }
 
   async keyHistory(key: string): Promise<KeyValue[]> {
     this.assertOpen();
-    return this.stmt.keyHistory.all(key).map(toKeyValue);
+    return this.reader.keyHistory(key);
   }
 
   async currentRevision(): Promise<number> {
@@ -304,120 +345,49 @@ export class SqliteStorage implements Storage {
     if (this.closed) return Promise.reject(new StorageError('Unavailable', 'the store is closed'));
     return new Promise((resolve, reject) => {
       this.pending.push({ op, resolve, reject });
-      if (!this.flushScheduled) {
+      if (!this.flushScheduled && !this.committing) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
       }
     });
   }
 
-  /** Commits up to `maxBatch` pending writes in one transaction, then acknowledges them. */
+  /** Commits the pending writes as one batch; the next batch waits for this one. */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.pending.length === 0) return;
+    if (this.committing || this.pending.length === 0) return;
     const batch = this.pending.splice(0, this.maxBatch);
-    const startRevision = this.revision;
-    let outcomes: Outcome[];
-    try {
-      outcomes = this.db
-        .transaction(() => {
-          const out = batch.map((w) => this.apply(w.op));
-          if (this.revision !== startRevision) this.stmt.setMeta.run('current_rev', this.revision);
-          return out;
-        })
-        .immediate();
-    } catch (err) {
-      this.revision = startRevision;
-      const failure = new StorageError(
-        'Unavailable',
-        `the database write failed: ${(err as Error).message}; check free disk space and file permissions`,
-      );
-      for (const w of batch) w.reject(failure);
-      this.scheduleMore();
-      return;
-    }
-
-    const events: StorageEvent[] = [];
-    for (const o of outcomes) if (o.ok) events.push(o.event);
-    if (events.length) this.publish(events);
-    batch.forEach((w, i) => {
-      const o = outcomes[i];
-      if (o.ok) w.resolve(o.kv);
-      else w.reject(o.err);
+    this.committing = this.writer.commit(batch.map((w) => w.op)).then(
+      ({ outcomes, revision }) => {
+        this.revision = revision;
+        // The write thread sends back no values for puts: they are the ones we sent.
+        outcomes.forEach((o, i) => {
+          const op = batch[i].op;
+          if (o.ok && o.event.type === 'put' && op.kind !== 'delete') o.kv.value = o.event.value = op.value;
+        });
+        const events: StorageEvent[] = [];
+        for (const o of outcomes) if (o.ok) events.push(o.event);
+        // Watchers (the watch cache) see a write before its writer is acknowledged.
+        if (events.length) this.publish(events);
+        batch.forEach((w, i) => {
+          const o = outcomes[i];
+          if (o.ok) w.resolve(o.kv);
+          else w.reject(new StorageError(o.code, o.message, { key: w.op.key, current: o.current }));
+        });
+      },
+      (err: Error) => {
+        const failure = new StorageError(
+          'Unavailable',
+          `the database write failed: ${err.message}; check free disk space and file permissions`,
+        );
+        for (const w of batch) w.reject(failure);
+      },
+    );
+    void this.committing.finally(() => {
+      this.committing = undefined;
+      // Writes that arrived during the commit form the next batch at once.
+      if (this.pending.length) this.flush();
     });
-    this.scheduleMore();
-  }
-
-  private scheduleMore(): void {
-    if (this.pending.length && !this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
-  }
-
-  private apply(op: WriteOp): Outcome {
-    const latest = this.stmt.latest.get(op.key);
-    const live = latest && !latest.deleted ? latest : undefined;
-    switch (op.kind) {
-      case 'create': {
-        if (live)
-          return {
-            ok: false,
-            err: new StorageError('KeyExists', `${op.key} already exists`, {
-              key: op.key,
-              current: toKeyValue(live),
-            }),
-          };
-        const rev = ++this.revision;
-        this.stmt.insert.run(rev, op.key, rev, 0, latest?.rev ?? 0, op.value);
-        const kv = { key: op.key, value: op.value, createRevision: rev, modRevision: rev };
-        return {
-          ok: true,
-          kv,
-          event: { type: 'put', key: op.key, value: op.value, revision: rev, createRevision: rev },
-        };
-      }
-      case 'update': {
-        if (!live)
-          return { ok: false, err: new StorageError('NotFound', `${op.key} not found`, { key: op.key }) };
-        if (live.rev !== op.expected) return { ok: false, err: conflict(op.key, live) };
-        const rev = ++this.revision;
-        this.stmt.insert.run(rev, op.key, live.created, 0, live.rev, op.value);
-        const kv = { key: op.key, value: op.value, createRevision: live.created, modRevision: rev };
-        return {
-          ok: true,
-          kv,
-          event: {
-            type: 'put',
-            key: op.key,
-            value: op.value,
-            prevValue: live.value,
-            revision: rev,
-            createRevision: live.created,
-          },
-        };
-      }
-      case 'delete': {
-        if (!live)
-          return { ok: false, err: new StorageError('NotFound', `${op.key} not found`, { key: op.key }) };
-        if (op.expected !== undefined && live.rev !== op.expected)
-          return { ok: false, err: conflict(op.key, live) };
-        const rev = ++this.revision;
-        this.stmt.insert.run(rev, op.key, live.created, 1, live.rev, live.value);
-        const kv = { key: op.key, value: live.value, createRevision: live.created, modRevision: rev };
-        return {
-          ok: true,
-          kv,
-          event: {
-            type: 'delete',
-            key: op.key,
-            value: live.value,
-            revision: rev,
-            createRevision: live.created,
-          },
-        };
-      }
-    }
   }
 
   // ------------------------------------------------------------------ watch
@@ -466,16 +436,16 @@ export class SqliteStorage implements Storage {
       watcher.fail(compacted(after, this.compactRev));
       return;
     }
-    const rows = this.stmt.history.all(
+    const events = this.reader.history(
       after,
       watcher.catchingUpTo,
       watcher.prefix,
       watcher.end,
       REPLAY_CHUNK,
     );
-    watcher.push(rows.map(rowToEvent));
-    if (rows.length === REPLAY_CHUNK) {
-      const next = rows[rows.length - 1].rev;
+    watcher.push(events);
+    if (events.length === REPLAY_CHUNK) {
+      const next = events[events.length - 1].revision;
       setImmediate(() => this.replay(watcher, next));
     } else {
       watcher.finishReplay();
@@ -492,38 +462,21 @@ export class SqliteStorage implements Storage {
     const from = this.compactRev;
     // Readers see the new floor before any row disappears.
     this.compactRev = target;
-    this.stmt.setMeta.run('compact_rev', target);
+    await this.writer.setMeta('compact_rev', target);
     this.compacting = this.runCompaction(from, target);
     await this.compacting;
   }
 
-  /**
-   * Removes rows superseded at or before `target` in small transactions: each row whose
-   * revision is in (from, target] makes its predecessor obsolete, and a tombstone in that
-   * range is obsolete itself. Writers run between the chunks.
-   */
+  /** Removes superseded rows in small transactions; writers run between the chunks. */
   private async runCompaction(from: number, target: number): Promise<void> {
     let cursor = from;
     while (!this.closed) {
-      const done = this.db
-        .transaction(() => {
-          const rows = this.stmt.compactScan.all(cursor, target, COMPACT_CHUNK);
-          for (const r of rows) {
-            if (r.prev_rev > 0) this.stmt.deleteRev.run(r.prev_rev);
-            if (r.deleted) this.stmt.deleteRev.run(r.rev);
-          }
-          cursor = rows.length ? rows[rows.length - 1].rev : target;
-          this.stmt.setMeta.run('compact_progress', rows.length < COMPACT_CHUNK ? target : cursor);
-          return rows.length < COMPACT_CHUNK;
-        })
-        .immediate();
-      if (done) break;
+      const chunk = await this.writer.compactChunk(cursor, target);
+      cursor = chunk.cursor;
+      if (chunk.done) break;
       await new Promise((r) => setImmediate(r));
     }
-    if (this.closed) return;
-    // Give the freed pages back and keep the WAL from growing without bound.
-    this.db.pragma('incremental_vacuum(2000)');
-    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    if (!this.closed) await this.writer.tidy();
   }
 
   private compactOnTimer(): void {
@@ -545,24 +498,29 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     // Acknowledge every write already accepted before the file is closed.
-    while (this.pending.length) this.flush();
+    while (this.committing || this.pending.length) {
+      if (!this.committing) this.flush();
+      await this.committing;
+    }
     this.closed = true;
     if (this.compactTimer) clearInterval(this.compactTimer);
     await this.compacting.catch(() => undefined);
     for (const w of this.watchers) w.cancelled = true;
     this.watchers.clear();
-    this.db.close();
+    if (this.reader !== undefined) {
+      await this.writer.close();
+      try {
+        this.reader.close();
+      } catch {
+        // Inline: the writer closed the only connection.
+      }
+    }
+    this.unlock();
   }
 
-  /** Size of the database file and its WAL, for metrics and the churn test. */
-  stats(): { rows: number; pageCount: number; pageSize: number; freelist: number } {
-    const rows = (this.db.prepare('SELECT COUNT(*) AS n FROM kv_log').get() as { n: number }).n;
-    return {
-      rows,
-      pageCount: this.db.pragma('page_count', { simple: true }) as number,
-      pageSize: this.db.pragma('page_size', { simple: true }) as number,
-      freelist: this.db.pragma('freelist_count', { simple: true }) as number,
-    };
+  /** Row and page counts, for metrics and the churn test. */
+  stats(): Promise<Stats> {
+    return this.writer.stats();
   }
 
   private assertOpen(): void {
@@ -574,27 +532,12 @@ export class SqliteStorage implements Storage {
   }
 }
 
-function toKeyValue(row: Row): KeyValue {
-  return { key: row.key, value: row.value, createRevision: row.created, modRevision: row.rev };
-}
-
-function rowToEvent(row: Row & { prev_value: string | null }): StorageEvent {
-  const event: StorageEvent = {
-    type: row.deleted ? 'delete' : 'put',
-    key: row.key,
-    value: row.value,
-    revision: row.rev,
-    createRevision: row.created,
-  };
-  if (!row.deleted && row.prev_value !== null) event.prevValue = row.prev_value;
-  return event;
-}
-
-function conflict(key: string, live: Row): StorageError {
-  return new StorageError('Conflict', `${key} was modified (now at revision ${live.rev})`, {
-    key,
-    current: toKeyValue(live),
-  });
+function openEngine(path: string, writer: boolean, durable: boolean): SqliteEngine {
+  try {
+    return new SqliteEngine(path, writer, durable);
+  } catch (err) {
+    throw new StorageError('Unavailable', `cannot open the database ${path}: ${(err as Error).message}`);
+  }
 }
 
 function compacted(requested: number, compactedRevision: number): StorageError {
@@ -605,6 +548,6 @@ function compacted(requested: number, compactedRevision: number): StorageError {
   );
 }
 
-export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage {
-  return new SqliteStorage(options);
+export function openSqliteStorage(options: SqliteStorageOptions): Promise<SqliteStorage> {
+  return SqliteStorage.open(options);
 }

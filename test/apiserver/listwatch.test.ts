@@ -82,6 +82,22 @@ describe('list', () => {
     expect(bad.message).toContain('supported fields: metadata.name, metadata.namespace, spec.nodeName');
   });
 
+  it('lists one namespace exactly, whatever its neighbours are called', async () => {
+    for (const ns of ['lab', 'lab2', 'lab-x', 'la']) {
+      await t.admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      await t.admin.create(pod(`in-${ns}`), { namespace: ns });
+    }
+    expect((await t.admin.list('Pod', { namespace: 'lab' })).items.map((p) => p.metadata?.name)).toEqual([
+      'in-lab',
+    ]);
+    expect(
+      (await t.admin.list('Pod', { namespace: 'la', resourceVersion: '0' })).items.map(
+        (p) => p.metadata?.name,
+      ),
+    ).toEqual(['in-la']);
+    expect((await t.admin.list('Pod', { namespace: 'lab', limit: 1 })).continue).toBeUndefined();
+  });
+
   it('pages with limit/continue over one revision', async () => {
     for (let i = 0; i < 7; i++) await t.admin.create(pod(`p${i}`, { n: String(i) }));
     const page1 = await t.admin.list('Pod', { limit: 3 });

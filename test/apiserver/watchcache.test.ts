@@ -10,7 +10,7 @@ import { startTestApiServer } from '../support/apiserver.js';
 
 it('answers List and Watch from memory once the cache is filled', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kubelab-wc-'));
-  const real = openSqliteStorage({ path: join(dir, 'state.db'), compactIntervalMs: 0 });
+  const real = await openSqliteStorage({ path: join(dir, 'state.db'), compactIntervalMs: 0 });
   const reads = { list: 0, watch: 0 };
   const spy: Storage = new Proxy(real, {
     get(target, prop, receiver) {

@@ -8,9 +8,12 @@
  *   2. watch delivery latency p50/p99/max with 100 watchers, 2,000 Pods written at 200/s;
  *   3. List of 10,000 Pods through gRPC from the watch cache vs etcd's own range.
  *
+ * The control planes run as `kubelab server` does by default (in-process controllers on).
+ *
  * Options: --no-append (print only), --phases writes,watch,list, --rounds N (write rounds,
  * default 2), --scale F (multiplies the object counts), --profile DIR (run the control-plane
- * children with --cpu-prof into DIR).
+ * children with --cpu-prof into DIR), --no-controllers (control planes without their
+ * in-process controllers).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +27,7 @@ import { silentLogger } from '../../main/logging.js';
 import { ListResponse } from '../../proto/gen/kubelab/v1/api.js';
 import { startEtcd } from '../support/etcd.js';
 import { REPO_ROOT, startChildControlPlane, type ChildControlPlane } from './lib/child.js';
-import { cpuMeter, findPid, type CpuShare } from './lib/cpu.js';
+import { cpuMeter, cpuSeconds, findPid, type CpuShare } from './lib/cpu.js';
 import { machineInfo, type MachineInfo } from './lib/machine.js';
 import { appendSection, table } from './lib/report.js';
 import { fmt, median, min, nowMs } from './lib/stats.js';
@@ -56,10 +59,18 @@ interface Args {
   rounds: number;
   scale: number;
   profileDir?: string;
+  /** Run the control planes without their in-process controllers. */
+  controllers: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { append: true, phases: new Set(['writes', 'watch', 'list']), rounds: 2, scale: 1 };
+  const args: Args = {
+    append: true,
+    phases: new Set(['writes', 'watch', 'list']),
+    rounds: 2,
+    scale: 1,
+    controllers: true,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -72,6 +83,7 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--rounds') args.rounds = Math.max(1, Number(value()));
     else if (a === '--scale') args.scale = Number(value());
     else if (a === '--profile') args.profileDir = resolve(value());
+    else if (a === '--no-controllers') args.controllers = false;
     else throw new Error(`unknown option ${a}; see the comment at the top of test/bench/store.bench.ts`);
   }
   return args;
@@ -151,6 +163,8 @@ interface ListRow {
   system: string;
   how: string;
   times: number[];
+  /** CPU milliseconds per list (mean of the timed ones) of this process, the server, etcd. */
+  cpuMs: CpuShare;
 }
 
 interface Results {
@@ -188,6 +202,10 @@ interface Systems {
 
 function fmtCpu(cpu: CpuShare): string {
   return ['bench', 'server', 'etcd'].map((k) => (Number.isFinite(cpu[k]) ? fmt(cpu[k], 2) : '–')).join(' / ');
+}
+
+function fmtCpuMs(cpu: CpuShare): string {
+  return ['bench', 'server', 'etcd'].map((k) => (Number.isFinite(cpu[k]) ? fmt(cpu[k], 0) : '–')).join(' / ');
 }
 
 type WriteOp = (i: number) => Promise<unknown>;
@@ -266,6 +284,7 @@ async function writesPhase(
     listen: '127.0.0.1:0',
     store: 'sqlite',
     logger: silentLogger(),
+    ...(args.controllers ? {} : { controllers: false as const }),
   });
   cleanup.add('in-process sqlite control plane', () => cpSqlite.stop());
   const cpEtcd = await ControlPlane.start({
@@ -275,6 +294,7 @@ async function writesPhase(
     etcdEndpoints: [s.etcdEndpoint],
     etcdPrefix: `/bench-inproc-${RUN_ID}`,
     logger: silentLogger(),
+    ...(args.controllers ? {} : { controllers: false as const }),
   });
   cleanup.add('in-process etcd control plane', () => cpEtcd.stop());
   const sqliteIn: WriteRow = { system: 'kubelab/sqlite', path: INPROC_PATH, runs: new Map() };
@@ -405,45 +425,57 @@ async function listPhase(s: Systems, args: Args, results: Results, cleanup: Clea
   const listReq = { kind: 'Pod', namespace: ns };
   let lastBytes: Buffer | undefined;
   const minBytes = count * (padBytes() + 100);
-  const cases: Array<{ row: ListRow; run: () => Promise<number>; bytes?: boolean }> = [
+  const cases: Array<{ row: ListRow; run: () => Promise<number>; server?: number; bytes?: boolean }> = [
     {
-      row: { system: 'etcd (reference)', how: 'etcd3 getAll().prefix().buffers()', times: [] },
+      row: { system: 'etcd (reference)', how: 'etcd3 getAll().prefix().buffers()', times: [], cpuMs: {} },
       run: async () => Object.keys(await s.raw.getAll().prefix(rawPrefix).buffers()).length,
     },
     {
-      row: { system: 'kubelab/sqlite', how: 'typed gRPC client list()', times: [] },
+      row: { system: 'kubelab/sqlite', how: 'typed gRPC client list()', times: [], cpuMs: {} },
       run: async () => (await s.sqliteClient.list('Pod', { namespace: ns })).items.length,
+      server: s.pids.sqlite,
     },
     {
-      row: { system: 'kubelab/etcd', how: 'typed gRPC client list()', times: [] },
+      row: { system: 'kubelab/etcd', how: 'typed gRPC client list()', times: [], cpuMs: {} },
       run: async () => (await s.etcdClient.list('Pod', { namespace: ns })).items.length,
+      server: s.pids.etcdChild,
     },
     {
-      row: { system: 'kubelab/sqlite', how: 'raw gRPC call, answer not decoded', times: [] },
+      row: { system: 'kubelab/sqlite', how: 'raw gRPC call, answer not decoded', times: [], cpuMs: {} },
       run: async () => (lastBytes = await rawSqlite.list(listReq)).length,
+      server: s.pids.sqlite,
       bytes: true,
     },
     {
-      row: { system: 'kubelab/etcd', how: 'raw gRPC call, answer not decoded', times: [] },
+      row: { system: 'kubelab/etcd', how: 'raw gRPC call, answer not decoded', times: [], cpuMs: {} },
       run: async () => (await rawEtcd.list(listReq)).length,
+      server: s.pids.etcdChild,
       bytes: true,
     },
   ];
   // Two warm-ups, then the repetitions interleaved so that noise hits every system alike.
   for (let rep = -2; rep < LIST_REPS; rep++) {
     for (const c of cases) {
+      const pids = { bench: process.pid, server: c.server, etcd: s.pids.etcd };
+      const cpu0 = Object.entries(pids).map(([, pid]) => (pid ? cpuSeconds(pid) : NaN));
       const t0 = nowMs();
       const n = await c.run();
       const ms = nowMs() - t0;
+      const cpu1 = Object.entries(pids).map(([, pid]) => (pid ? cpuSeconds(pid) : NaN));
       if (c.bytes ? n < minBytes : n !== count)
         throw new Error(`${c.row.system} (${c.row.how}) answered ${n} ${c.bytes ? 'bytes' : 'objects'}`);
-      if (rep >= 0) c.row.times.push(ms);
+      if (rep < 0) continue;
+      c.row.times.push(ms);
+      Object.keys(pids).forEach((k, i) => {
+        c.row.cpuMs[k] = (c.row.cpuMs[k] ?? 0) + ((cpu1[i] - cpu0[i]) * 1000) / LIST_REPS;
+      });
     }
   }
   for (const c of cases) {
     results.list.push(c.row);
     log(
-      `list: ${c.row.system} (${c.row.how}): median ${fmt(median(c.row.times))} ms, min ${fmt(min(c.row.times))} ms`,
+      `list: ${c.row.system} (${c.row.how}): median ${fmt(median(c.row.times))} ms, min ${fmt(min(c.row.times))} ms ` +
+        `[${c.row.times.map((x) => fmt(x, 0)).join(', ')}]; CPU ms per list bench/server/etcd ${fmtCpuMs(c.row.cpuMs)}`,
     );
   }
   // Where the typed client's time goes: protobuf decoding, then unwrapping each ApiObject.
@@ -490,6 +522,9 @@ function targets(r: Results): Target[] {
   const listOf = (system: string, how: string) =>
     median(r.list.find((l) => l.system === system && l.how === how)?.times ?? []);
   const sqliteList = listOf('kubelab/sqlite', 'typed gRPC client list()');
+  const sqliteRawList = listOf('kubelab/sqlite', 'raw gRPC call, answer not decoded');
+  const sqliteInproc32 = writeRate(r, 'kubelab/sqlite', INPROC_PATH, 32);
+  const etcdInproc32 = writeRate(r, 'kubelab/etcd', INPROC_PATH, 32);
   const etcdRange = listOf('etcd (reference)', 'etcd3 getAll().prefix().buffers()');
   const t = (what: string, value: number, unit: string, goal: string, pass: boolean): Target => ({
     what,
@@ -499,6 +534,20 @@ function targets(r: Results): Target[] {
     pass: Number.isFinite(value) && pass,
   });
   return [
+    t(
+      'kubelab/sqlite creates/s through the apiserver (in-process client, 32 writers) ÷ raw etcd puts/s (32 writers)',
+      sqliteInproc32 / raw32,
+      '×',
+      '≥ 1.0',
+      sqliteInproc32 / raw32 >= 1,
+    ),
+    t(
+      'kubelab/sqlite ÷ kubelab/etcd creates/s through the apiserver (in-process client, 32 writers)',
+      sqliteInproc32 / etcdInproc32,
+      '×',
+      '≥ 2.0',
+      sqliteInproc32 / etcdInproc32 >= 2,
+    ),
     t(
       'kubelab/sqlite creates/s (gRPC, 32 writers) ÷ raw etcd puts/s (32 writers)',
       sqlite32 / raw32,
@@ -528,7 +577,21 @@ function targets(r: Results): Target[] {
       sqliteList <= 30,
     ),
     t(
-      'etcd range of 10,000 (median) ÷ kubelab/sqlite list (median)',
+      'list 10,000 Pods through gRPC from the watch cache, kubelab/sqlite (answer as received, not decoded, like the etcd3 buffers; median)',
+      sqliteRawList,
+      'ms',
+      '≤ 30 ms',
+      sqliteRawList <= 30,
+    ),
+    t(
+      'etcd range of 10,000 (median) ÷ kubelab/sqlite list through gRPC, not decoded (median)',
+      etcdRange / sqliteRawList,
+      '×',
+      '≥ 2.0',
+      etcdRange / sqliteRawList >= 2,
+    ),
+    t(
+      'etcd range of 10,000 (median) ÷ kubelab/sqlite list (typed client, median)',
       etcdRange / sqliteList,
       '×',
       '≥ 2.0',
@@ -545,7 +608,10 @@ function render(r: Results, args: Args, started: Date, seconds: number): string 
   if (m) {
     out.push(
       `Machine: ${m.cpu}, ${m.cores} cores, ${fmt(m.ramGiB, 1)} GiB RAM, ${m.os}; Node ${m.node}; etcd ${m.etcd}. ` +
+        `kubelab ${m.commit}. ` +
         `Pods of ${r.objectBytes} bytes of JSON as stored (a ${padBytes()}-byte annotation). ` +
+        `Control planes as \`kubelab server\` runs them by default, ${args.controllers ? 'with' : 'without (--no-controllers)'} ` +
+        'their in-process controllers. ' +
         `Whole run: ${fmt(seconds, 0)} s${args.scale !== 1 ? `, object counts scaled by ${args.scale}` : ''}. ` +
         'CPU columns: cores used during the case by this benchmark process (the client; also the ' +
         'server for in-process rows), the kubelab server child, and etcd.',
@@ -619,9 +685,9 @@ function render(r: Results, args: Args, started: Date, seconds: number): string 
     out.push('');
     out.push(
       table(
-        ['system', 'how', 'median ms', 'min ms'],
-        ['l', 'l', 'r', 'r'],
-        r.list.map((l) => [l.system, l.how, fmt(median(l.times)), fmt(min(l.times))]),
+        ['system', 'how', 'median ms', 'min ms', 'CPU ms per list: bench / server / etcd'],
+        ['l', 'l', 'r', 'r', 'r'],
+        r.list.map((l) => [l.system, l.how, fmt(median(l.times)), fmt(min(l.times)), fmtCpuMs(l.cpuMs)]),
       ),
     );
     out.push('');
@@ -676,23 +742,30 @@ async function main(): Promise<void> {
       mkdirSync(args.profileDir, { recursive: true });
       nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${args.profileDir}`);
     }
+    const serverArgs = args.controllers ? [] : ['--no-controller-manager'];
     log('starting etcd');
     const etcd = await startEtcd();
     cleanup.add('etcd', () => etcd.stop());
-    results.machine = await machineInfo(etcd.endpoint);
+    results.machine = await machineInfo(etcd.endpoint, REPO_ROOT);
 
     log('starting kubelab/sqlite and kubelab/etcd in child processes');
-    const [sqlite, etcdCp] = await Promise.all([
-      startChildControlPlane({ store: 'sqlite', nodeArgs }),
+    // Started together; each is registered for cleanup as soon as it runs, even if the other fails.
+    const started = (name: string) => (cp: ChildControlPlane) => {
+      cleanup.add(name, () => cp.stop());
+      return cp;
+    };
+    const children = await Promise.allSettled([
+      startChildControlPlane({ store: 'sqlite', nodeArgs, serverArgs }).then(started('kubelab/sqlite child')),
       startChildControlPlane({
         store: 'etcd',
         etcdEndpoint: etcd.endpoint,
         etcdPrefix: `/bench-kubelab-${RUN_ID}`,
         nodeArgs,
-      }),
+        serverArgs,
+      }).then(started('kubelab/etcd child')),
     ]);
-    cleanup.add('kubelab/sqlite child', () => sqlite.stop());
-    cleanup.add('kubelab/etcd child', () => etcdCp.stop());
+    for (const c of children) if (c.status === 'rejected') throw c.reason;
+    const [sqlite, etcdCp] = children.map((c) => (c as PromiseFulfilledResult<ChildControlPlane>).value);
     const rawOptions = {
       hosts: etcd.endpoint,
       grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },

@@ -8,7 +8,7 @@ import type { Client } from '../../client/client.js';
 import { FakeClock } from '../../client/util/clock.js';
 import { ApiServer, type ApiServerOptions } from '../../main/apiserver/apiserver.js';
 import { silentLogger } from '../../main/logging.js';
-import { openSqliteStorage, type SqliteStorage } from '../../main/storage/sqlite.js';
+import { openSqliteStorage } from '../../main/storage/sqlite.js';
 import type { Storage } from '../../main/storage/types.js';
 
 export const ADMIN: Identity = { name: 'admin', role: 'admin' };
@@ -29,10 +29,9 @@ export async function startTestApiServer(
 ): Promise<TestApiServer> {
   const dir = mkdtempSync(join(tmpdir(), 'kubelab-api-'));
   const storage: Storage =
-    options.storage ??
-    (openSqliteStorage({ path: join(dir, 'state.db'), compactIntervalMs: 0 }) as SqliteStorage);
+    options.storage ?? (await openSqliteStorage({ path: join(dir, 'state.db'), compactIntervalMs: 0 }));
   const clock = new FakeClock(Date.parse('2026-11-29T10:00:00Z'));
-  const memoryStorage = openSqliteStorage({ path: ':memory:', compactIntervalMs: 0 });
+  const memoryStorage = await openSqliteStorage({ path: ':memory:', compactIntervalMs: 0 });
   const api = new ApiServer({ clock, logger: silentLogger(), memoryStorage, ...options, storage });
   await api.start();
   return {

@@ -19,6 +19,8 @@ export interface ChildControlPlaneOptions {
   etcdPrefix?: string;
   /** Extra node flags for the child (e.g. --cpu-prof). */
   nodeArgs?: string[];
+  /** Extra `kubelab server` flags (e.g. --no-controller-manager). */
+  serverArgs?: string[];
   startTimeoutMs?: number;
 }
 
@@ -36,6 +38,8 @@ export interface ChildControlPlane {
 export async function startChildControlPlane(options: ChildControlPlaneOptions): Promise<ChildControlPlane> {
   const dataDir = mkdtempSync(join(tmpdir(), `kubelab-bench-${options.store}-`));
   const port = await freePort();
+  // Each child serves /metrics on its own port (the default one can be taken only once).
+  const metricsPort = await freePort();
   const args = [
     ...(options.nodeArgs ?? []),
     join(REPO_ROOT, 'bin/kubelab.mjs'),
@@ -46,8 +50,11 @@ export async function startChildControlPlane(options: ChildControlPlaneOptions):
     `127.0.0.1:${port}`,
     '--store',
     options.store,
+    '--metrics-listen',
+    `127.0.0.1:${metricsPort}`,
     '--log-level',
     'warn',
+    ...(options.serverArgs ?? []),
   ];
   if (options.store === 'etcd') {
     if (!options.etcdEndpoint) throw new Error('an etcd endpoint is needed for --store etcd');

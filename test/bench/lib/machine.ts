@@ -1,4 +1,5 @@
 /** What the figures were measured on: they mean nothing without it. */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 
@@ -9,6 +10,18 @@ export interface MachineInfo {
   os: string;
   node: string;
   etcd: string;
+  /** The kubelab commit measured, and whether the working tree had changes. */
+  commit: string;
+}
+
+function commitOf(dir: string): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
+    const head = git('rev-parse', '--short', 'HEAD');
+    return git('status', '--porcelain', '--untracked-files=no') ? `${head} + uncommitted changes` : head;
+  } catch {
+    return 'unknown';
+  }
 }
 
 function osName(): string {
@@ -34,7 +47,7 @@ function cpuModel(): string {
   return model;
 }
 
-export async function machineInfo(etcdEndpoint: string): Promise<MachineInfo> {
+export async function machineInfo(etcdEndpoint: string, repoDir: string): Promise<MachineInfo> {
   let etcd = 'unknown';
   try {
     const res = await fetch(`${etcdEndpoint}/version`);
@@ -49,5 +62,6 @@ export async function machineInfo(etcdEndpoint: string): Promise<MachineInfo> {
     os: osName(),
     node: process.version,
     etcd,
+    commit: commitOf(repoDir),
   };
 }

@@ -7,15 +7,24 @@ Figures from \`npm run bench:store\` (test/bench/store.bench.ts). Each run measu
 side by side, in one run on one machine, and appends a dated section below; compare figures only
 within a section, never across sections or machines (the build machines are small and noisy).
 
-What it measures, with Pods whose JSON is ~1 KiB (a 700-byte annotation):
+What it measures, with Pods whose JSON is ~1 KiB as stored (the padding annotation is sized to
+reach 1,024 bytes with the server's defaults):
 
 - durable creates/s through the apiserver with 1 and 32 concurrent writers: kubelab on SQLite and
-  on etcd, over gRPC (TLS + bearer token, the control plane in a child process) and through the
+  on etcd, over gRPC (TLS + bearer token, \`kubelab server\` in a child process) and through the
   in-process client; the reference is raw etcd puts of the same value size with the etcd3 client;
 - watch delivery latency (write call → event consumed by the client) with 100 watchers while
-  2,000 Pods are written at a steady 200/s; the reference is 100 etcd3 watchers on a prefix;
+  2,000 Pods are written at a steady 200/s, after a warm-up; the reference is 100 etcd3 watchers
+  on a prefix;
 - listing 10,000 Pods through gRPC from the watch cache; the reference is etcd's own range of the
   same 10,000 values with the etcd3 client.
+
+Rows marked "raw gRPC" skip the typed client's decoding (the events or the list answer stay bytes):
+they tell the server's and the transport's share from the client's. The CPU columns give the cores
+(or milliseconds) used by the benchmark process, the kubelab server and etcd during each case; a
+server's event loop can also be busy without using CPU (SQLite commits wait for fsync on it).
+Options: \`npm run bench:store -- --no-append --phases watch --profile /tmp/prof\` (see the top of
+the script).
 `;
 
 export function appendSection(path: string, section: string): void {

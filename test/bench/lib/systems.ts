@@ -199,7 +199,12 @@ function protoAnnotation(buf: Buffer, key: Buffer): string {
   return buf.toString('latin1', lenAt + 1, lenAt + 1 + buf[lenAt]);
 }
 
-function channel(server: string, token: string, caPem: string, options: grpc.ChannelOptions = {}): grpc.Client {
+function channel(
+  server: string,
+  token: string,
+  caPem: string,
+  options: grpc.ChannelOptions = {},
+): grpc.Client {
   const creds = grpc.credentials.combineChannelCredentials(
     grpc.credentials.createSsl(Buffer.from(caPem)),
     grpc.credentials.createFromMetadataGenerator((_p, cb) => {
@@ -233,7 +238,7 @@ export function rawGrpcWatchHarness(
     async startWatchers(count, onEvent): Promise<RunningWatchers> {
       const { resourceVersion } = await writer.list('Pod', { namespace, limit: 1 });
       const clients = Array.from({ length: channels }, () =>
-        channel(target.server, target.token, target.caPem),
+        channel(target.server, target.token, target.caPem, channelOptions),
       );
       const calls: Array<grpc.ClientReadableStream<Buffer>> = [];
       const ended: Array<Promise<void>> = [];
