@@ -60,7 +60,9 @@ export class NodeLeaseController {
         await this.sleeper.sleep(this.options.renewMs);
       } catch (err) {
         const delay = this.backoff.next();
-        this.options.logger.warn(
+        // Before the node is registered the lease waits for it: that is not worth a warning.
+        const level = isNotFound(err) ? 'debug' : 'warn';
+        this.options.logger[level](
           { node: this.options.nodeName, err: (err as Error).message, retryInMs: Math.round(delay) },
           'failed to renew the node lease',
         );
@@ -107,8 +109,9 @@ export class NodeLeaseController {
 
   private async create(now: string): Promise<Lease> {
     const { client, nodeName } = this.options;
-    // Owned by the Node, so deleting the Node deletes its lease (as in Kubernetes).
-    const node = await client.get('Node', nodeName).catch(() => undefined);
+    // Owned by the Node, so deleting the Node deletes its lease (as in Kubernetes): the first
+    // lease waits for the node to be registered.
+    const node = await client.get('Node', nodeName);
     const lease: Lease = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',

@@ -66,6 +66,11 @@ export class NodeStatusManager {
     return this.registered;
   }
 
+  /** Applies new eviction thresholds from the next reading on. */
+  setEvictionThresholds(thresholds: AgentConfig['evictionHard']): void {
+    this.tracker.setThresholds(thresholds);
+  }
+
   run(): Promise<void> {
     this.loop ??= this.runLoop();
     return this.loop;
@@ -120,9 +125,11 @@ export class NodeStatusManager {
     this.latestSample = await reader.sample();
     setNodeStatus(node, this.statusInputs(this.latestSample));
     try {
-      await client.create(node);
+      const created = await client.create(node);
       logger.info({ node: config.nodeName }, 'node registered');
-      this.options.recorder?.event(node, 'Normal', 'Starting', 'Starting kubelab-agent.');
+      this.options.recorder?.event(created, 'Normal', 'Starting', 'Starting kubelab-agent.');
+      // The kubelet reports each condition's first value too (NodeHasSufficientMemory, …).
+      this.recordTransitions({ kind: 'Node' }, created);
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       const existing = await client.get('Node', config.nodeName);

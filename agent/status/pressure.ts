@@ -53,9 +53,14 @@ export class PressureTracker {
   private readonly lastReadings = new Map<PressureType, SignalReading>();
 
   constructor(
-    private readonly thresholds: EvictionThresholds,
+    private thresholds: EvictionThresholds,
     private readonly transitionMs: number,
   ) {}
+
+  /** New thresholds (a configuration reload); conditions still clear only after the transition. */
+  setThresholds(thresholds: EvictionThresholds): void {
+    this.thresholds = thresholds;
+  }
 
   /** Takes a reading at `now`; returns which conditions are under pressure. */
   observe(sample: MachineSample, now: number): Record<PressureType, boolean> {

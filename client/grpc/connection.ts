@@ -113,6 +113,7 @@ export class Connection {
       credentials = grpc.credentials.createInsecure();
     } else if (options.insecureSkipVerify) {
       credentials = grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false });
+      if (isIp(host)) channelOptions['grpc.ssl_target_name_override'] = 'localhost';
     } else {
       if (!options.caPem) {
         throw new ApiError(

@@ -17,6 +17,7 @@ import type { DeleteResponse, KubeObject, ListResult } from '../api/types.js';
 import { ApiClient, type Client, type Transport } from '../client.js';
 import type { RetryPolicy } from '../retry.js';
 import { Connection, toApiErrorFromGrpc, type ConnectionOptions } from './connection.js';
+import { FailoverTransport } from './failover.js';
 
 export interface GrpcClientOptions extends ConnectionOptions {
   retry?: RetryPolicy;
@@ -192,4 +193,13 @@ export class GrpcTransport implements Transport {
 
 export function grpcClient(options: GrpcClientOptions): Client {
   return new ApiClient(new GrpcTransport(options), options.retry);
+}
+
+/** A client over several control-plane replicas, moving to the next when one is unreachable. */
+export function failoverClient(servers: string[], options: Omit<GrpcClientOptions, 'server'>): Client {
+  if (servers.length === 1) return grpcClient({ ...options, server: servers[0] });
+  return new ApiClient(
+    new FailoverTransport(servers.map((server) => new GrpcTransport({ ...options, server }))),
+    options.retry,
+  );
 }

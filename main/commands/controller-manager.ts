@@ -52,6 +52,8 @@ export function controllerManagerCommand(program: Command): void {
         );
       }
       const logger = createLogger({ level: flags.logLevel, name: 'kubelab-controller-manager' });
+      // The controllers' timers do not hold the process open (tests need that); this does.
+      setInterval(() => undefined, 1 << 30);
       const client = grpcClient({
         server: flags.server,
         token: token!,

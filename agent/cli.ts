@@ -1,0 +1,235 @@
+/**
+ * `kubelab-agent`: joins this machine to a kubelab cluster and reports its health; with
+ * --hollow N, runs N simulated nodes instead (tests, benchmarks).
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { homedir, hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { failoverClient } from '../client/grpc/transport.js';
+import { NodeAgent } from './agent.js';
+import {
+  AGENT_VERSION,
+  DEFAULT_EVICTION_HARD,
+  defaultConfig,
+  parseDurationMs,
+  parseEvictionHard,
+  parseLabels,
+  parseResourceList,
+  parseTaints,
+  type AgentConfig,
+} from './config.js';
+import { credentialsPath, obtainCredentials } from './credentials.js';
+import { HollowFleet } from './hollow.js';
+import { createAgentLogger } from './logger.js';
+import { defaultMachineReader } from './machine/index.js';
+
+interface AgentFlags {
+  server: string[];
+  token?: string;
+  dataDir: string;
+  nodeName: string;
+  nodeIp?: string;
+  nodeLabels?: string;
+  registerWithTaints?: string;
+  evictionHard: string;
+  systemReserved?: string;
+  kubeReserved?: string;
+  maxPods: number;
+  nodeStatusUpdateFrequency: string;
+  nodeStatusReportFrequency: string;
+  evictionPressureTransitionPeriod: string;
+  nodeLeaseDuration: string;
+  hollow?: number;
+  hollowPrefix: string;
+  logLevel: string;
+}
+
+function defaultDataDir(): string {
+  if (process.env.KUBELAB_AGENT_DATA_DIR) return process.env.KUBELAB_AGENT_DATA_DIR;
+  return process.getuid?.() === 0 ? '/var/lib/kubelab-agent' : join(homedir(), '.kubelab', 'agent');
+}
+
+/** The machine's hostname as a node name: lowercase, dots kept, nothing a name may not hold. */
+export function defaultNodeName(): string {
+  return hostname()
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '');
+}
+
+function positiveInt(flag: string) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0)
+      throw new InvalidArgumentError(`${flag} must be a positive whole number`);
+    return n;
+  };
+}
+
+function collect(v: string, previous: string[]): string[] {
+  return [
+    ...previous,
+    ...v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ];
+}
+
+/** Turns flags into the agent's settings; every mistake names its flag. */
+export function configFromFlags(flags: AgentFlags, nodeName: string): AgentConfig {
+  const config = defaultConfig(nodeName);
+  config.labels = flags.nodeLabels ? parseLabels(flags.nodeLabels) : {};
+  config.taints = flags.registerWithTaints ? parseTaints(flags.registerWithTaints) : [];
+  config.evictionHard = parseEvictionHard(flags.evictionHard);
+  config.reserved = {
+    ...(flags.kubeReserved ? parseResourceList(flags.kubeReserved, '--kube-reserved') : {}),
+    ...(flags.systemReserved ? parseResourceList(flags.systemReserved, '--system-reserved') : {}),
+  };
+  config.maxPods = flags.maxPods;
+  config.statusUpdateMs = parseDurationMs(flags.nodeStatusUpdateFrequency, '--node-status-update-frequency');
+  config.statusReportMs = parseDurationMs(flags.nodeStatusReportFrequency, '--node-status-report-frequency');
+  config.pressureTransitionMs = parseDurationMs(
+    flags.evictionPressureTransitionPeriod,
+    '--eviction-pressure-transition-period',
+  );
+  const leaseMs = parseDurationMs(flags.nodeLeaseDuration, '--node-lease-duration');
+  config.leaseDurationSeconds = Math.max(1, Math.round(leaseMs / 1000));
+  config.leaseRenewMs = Math.max(1000, leaseMs / 4);
+  if (flags.nodeIp) config.nodeIP = flags.nodeIp;
+  return config;
+}
+
+export function buildAgentProgram(): Command {
+  const program = new Command('kubelab-agent')
+    .description(
+      'Joins this machine to a kubelab cluster: registers its Node, reports its health (memory, disk and PID pressure), renews its heartbeat lease and sends usage metrics.',
+    )
+    .version(AGENT_VERSION)
+    .showHelpAfterError()
+    .option(
+      '--server <url>',
+      'the control plane, e.g. https://10.0.0.2:6443 (repeat, or comma-separate, for replicas: the agent fails over)',
+      collect,
+      [],
+    )
+    .option(
+      '--token <token>',
+      'a join token from `kubelab token create` (only needed the first time)',
+      process.env.KUBELAB_TOKEN,
+    )
+    .option('--data-dir <dir>', 'where the credential and state live', defaultDataDir())
+    .option('--node-name <name>', 'the Node name (default: the hostname)', defaultNodeName())
+    .option('--node-ip <ip>', 'the address to publish as InternalIP (default: the first non-loopback IPv4)')
+    .option(
+      '--node-labels <k=v,...>',
+      'labels to register the node with (not in the kubernetes.io or k8s.io namespaces, except those the node may set)',
+    )
+    .option(
+      '--register-with-taints <k=v:Effect,...>',
+      'taints to register the node with, e.g. dedicated=gpu:NoSchedule',
+    )
+    .option(
+      '--eviction-hard <spec>',
+      'pressure thresholds (memory.available, nodefs.available, nodefs.inodesFree, pid.available), quantities or percentages',
+      DEFAULT_EVICTION_HARD,
+    )
+    .option(
+      '--system-reserved <cpu=..,memory=..>',
+      'resources kept for the system, subtracted from allocatable',
+    )
+    .option(
+      '--kube-reserved <cpu=..,memory=..>',
+      'resources kept for kubelab itself, subtracted from allocatable',
+    )
+    .option('--max-pods <n>', 'pods this node takes at most', positiveInt('--max-pods'), 110)
+    .option('--node-status-update-frequency <duration>', 'how often status is computed', '10s')
+    .option(
+      '--node-status-report-frequency <duration>',
+      'how often status is written even when nothing changed',
+      '5m',
+    )
+    .option(
+      '--eviction-pressure-transition-period <duration>',
+      'how long a pressure condition stays after its signal clears',
+      '5m',
+    )
+    .option(
+      '--node-lease-duration <duration>',
+      'the heartbeat lease duration (renewed every quarter of it)',
+      '40s',
+    )
+    .option(
+      '--hollow <n>',
+      'run n simulated nodes instead of reporting this machine (tests, benchmarks)',
+      positiveInt('--hollow'),
+    )
+    .option(
+      '--hollow-prefix <prefix>',
+      'hollow nodes are named <prefix>-0, <prefix>-1, …',
+      `hollow-${defaultNodeName()}`,
+    )
+    .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info')
+    .addHelpText(
+      'after',
+      `
+First start (on the lab machine):
+  kubelab-agent --server https://10.0.0.2:6443 --token K10<hash>::<id>.<secret>
+Later starts need no token: the credential is kept in --data-dir (0600).
+Deleting the Node revokes its credential; join again with a new token.`,
+    )
+    .action(async (flags: AgentFlags) => {
+      const logger = createAgentLogger(flags.logLevel);
+      // The loops' timers do not hold the process open (tests need that); this does.
+      const keepAlive = setInterval(() => undefined, 1 << 30);
+      const dataDir = resolve(flags.dataDir);
+      try {
+        const servers = flags.server.map((s) => (/^[a-z]+:\/\//.test(s) ? s : `https://${s}`));
+        if (flags.hollow) {
+          configFromFlags(flags, 'check');
+          const fleet = new HollowFleet({
+            count: flags.hollow,
+            prefix: flags.hollowPrefix,
+            servers,
+            dataDir,
+            joinToken: flags.token,
+            config: (name) => configFromFlags(flags, name),
+            logger,
+          });
+          const stopFleet = () => void fleet.stop().then(() => process.exit(0));
+          process.on('SIGINT', stopFleet);
+          process.on('SIGTERM', stopFleet);
+          await fleet.start();
+          process.stdout.write(
+            `kubelab-agent ${AGENT_VERSION}: ${flags.hollow} hollow nodes (${flags.hollowPrefix}-0 …) running\n`,
+          );
+          return;
+        }
+        const config = configFromFlags(flags, flags.nodeName);
+        const creds = await obtainCredentials({
+          path: credentialsPath(dataDir),
+          servers,
+          joinToken: flags.token,
+          nodeName: config.nodeName,
+        });
+        const client = failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem });
+        const agent = new NodeAgent({ client, reader: defaultMachineReader(dataDir), config, logger });
+        agent.start();
+        process.stdout.write(
+          `kubelab-agent ${AGENT_VERSION}: node ${config.nodeName} reporting to ${creds.servers.join(', ')}\n`,
+        );
+        const stop = () => void agent.stop().then(() => process.exit(0));
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      } catch (err) {
+        clearInterval(keepAlive);
+        process.stderr.write(`kubelab-agent: ${(err as Error).message}\n`);
+        process.exit(1);
+      }
+    });
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  await buildAgentProgram().parseAsync(argv);
+}

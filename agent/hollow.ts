@@ -1,0 +1,90 @@
+/**
+ * Hollow mode: many simulated nodes in one process, each a full NodeAgent (same code paths)
+ * with a HollowMachineReader instead of the real machine, sharing one connection. Tests and
+ * benchmarks steer each node's readings.
+ */
+import type { Client } from '../client/client.js';
+import { failoverClient } from '../client/grpc/transport.js';
+import { realClock, type Clock } from '../client/util/clock.js';
+import { NodeAgent } from './agent.js';
+import type { AgentConfig } from './config.js';
+import { credentialsPath, obtainCredentials } from './credentials.js';
+import type { Logger } from './logger.js';
+import { HollowMachineReader } from './machine/hollow.js';
+
+export interface HollowNode {
+  agent: NodeAgent;
+  reader: HollowMachineReader;
+  client: Client;
+}
+
+export interface HollowFleetOptions {
+  count: number;
+  /** Nodes are named <prefix>-0 … <prefix>-(count-1). */
+  prefix: string;
+  servers: string[];
+  dataDir: string;
+  joinToken?: string;
+  /** Settings for each node (its name is filled in). */
+  config: (nodeName: string) => AgentConfig;
+  logger: Logger;
+  clock?: Clock;
+  /** Starts are spread over this long so a big fleet does not arrive at once (default 10 s). */
+  spreadMs?: number;
+  onLeaseRenew?: (node: string, at: number, latencyMs: number) => void;
+}
+
+export class HollowFleet {
+  readonly nodes = new Map<string, HollowNode>();
+  private stopped = false;
+
+  constructor(private readonly options: HollowFleetOptions) {}
+
+  /** Joins (or reuses the stored credentials of) every node, then starts them, spread out. */
+  async start(): Promise<void> {
+    const { count, prefix, servers, dataDir, joinToken, logger } = this.options;
+    const clock = this.options.clock ?? realClock;
+    const spread = Math.min(this.options.spreadMs ?? 10_000, count * 10);
+    for (let i = 0; i < count && !this.stopped; i++) {
+      const name = `${prefix}-${i}`;
+      const creds = await obtainCredentials({
+        path: credentialsPath(dataDir, name),
+        servers,
+        joinToken,
+        nodeName: name,
+      });
+      // One shared connection: thousands of nodes must not mean thousands of sockets.
+      const client = failoverClient(creds.servers, {
+        token: creds.token,
+        caPem: creds.caPem,
+        shareConnection: true,
+      });
+      const reader = new HollowMachineReader({ name, index: i, now: () => clock.now() });
+      const agent = new NodeAgent({
+        client,
+        reader,
+        config: this.options.config(name),
+        logger: logger.child({ node: name }),
+        clock,
+        onLeaseRenew: this.options.onLeaseRenew
+          ? (at, ms) => this.options.onLeaseRenew!(name, at, ms)
+          : undefined,
+      });
+      this.nodes.set(name, { agent, reader, client });
+      agent.start();
+      if (spread && i < count - 1) await new Promise((r) => setTimeout(r, spread / count));
+    }
+  }
+
+  node(name: string): HollowNode {
+    const n = this.nodes.get(name);
+    if (!n) throw new Error(`no hollow node ${name}`);
+    return n;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.nodes.values()].map((n) => n.agent.stop()));
+    for (const n of this.nodes.values()) n.client.close();
+  }
+}
