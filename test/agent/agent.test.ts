@@ -16,7 +16,7 @@ import { defaultConfig, parseEvictionHard } from '../../agent/config.js';
 import { quietLogger } from '../../agent/logger.js';
 import { LinuxMachineReader } from '../../agent/machine/linux.js';
 import type { MachineReader } from '../../agent/machine/types.js';
-import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
+import { startTestControlPlane } from '../support/controlplane.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
