@@ -4,7 +4,7 @@
  * also written to <data-dir>/admin.token (0600) for the person who runs the server.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Identity, Role } from '../../client/api/local.js';
 import type { Clock } from '../../client/util/clock.js';
@@ -38,6 +38,7 @@ function sha256(s: string): string {
 
 export class TokenStore {
   private records = new Map<string, TokenRecord>();
+  private loadedAt = 0;
   private readonly verified = new Map<string, { identity: Identity; expiresAt: number | undefined }>();
   private readonly path: string;
 
@@ -46,10 +47,21 @@ export class TokenStore {
     private readonly clock: Clock,
   ) {
     this.path = join(dataDir, 'tokens.json');
-    if (existsSync(this.path)) {
-      const list = JSON.parse(readFileSync(this.path, 'utf8')) as { tokens: TokenRecord[] };
-      for (const r of list.tokens) this.records.set(r.id, r);
-    }
+    this.load();
+  }
+
+  /** Reads tokens.json (written by this server, or by a replica sharing the folder). */
+  private load(): void {
+    if (!existsSync(this.path)) return;
+    this.loadedAt = statSync(this.path).mtimeMs;
+    const list = JSON.parse(readFileSync(this.path, 'utf8')) as { tokens: TokenRecord[] };
+    this.records = new Map(list.tokens.map((r) => [r.id, r]));
+    this.verified.clear();
+  }
+
+  /** An unknown token may have been issued by a replica since we read the file. */
+  private reloadIfChanged(): void {
+    if (existsSync(this.path) && statSync(this.path).mtimeMs !== this.loadedAt) this.load();
   }
 
   get adminTokenPath(): string {
@@ -76,6 +88,7 @@ export class TokenStore {
   private verify(token: string): Identity | undefined {
     const m = TOKEN_RE.exec(token.trim());
     if (!m) return undefined;
+    if (!this.records.has(m[1])) this.reloadIfChanged();
     const record = this.records.get(m[1]);
     if (!record) return undefined;
     const given = Buffer.from(sha256(m[2]), 'hex');
@@ -157,5 +170,6 @@ export class TokenStore {
       mode: 0o600,
     });
     renameSync(tmp, this.path);
+    this.loadedAt = statSync(this.path).mtimeMs;
   }
 }
