@@ -5,6 +5,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { homedir, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { isApiError } from '../client/api/errors.js';
+import type { Client } from '../client/client.js';
 import { failoverClient } from '../client/grpc/transport.js';
 import { NodeAgent } from './agent.js';
 import {
@@ -18,7 +20,7 @@ import {
   parseTaints,
   type AgentConfig,
 } from './config.js';
-import { credentialsPath, obtainCredentials } from './credentials.js';
+import { credentialsPath, loadCredentials, obtainCredentials } from './credentials.js';
 import { HollowFleet } from './hollow.js';
 import { createAgentLogger } from './logger.js';
 import { defaultMachineReader } from './machine/index.js';
@@ -98,6 +100,34 @@ export function configFromFlags(flags: AgentFlags, nodeName: string): AgentConfi
   config.leaseRenewMs = Math.max(1000, leaseMs / 4);
   if (flags.nodeIp) config.nodeIP = flags.nodeIp;
   return config;
+}
+
+/**
+ * A client with this node's credential. A stored credential is checked once: if the control
+ * plane refuses it (the Node was deleted), join again with --token if there is one.
+ */
+async function connect(
+  path: string,
+  servers: string[],
+  token: string | undefined,
+  nodeName: string,
+): Promise<Client> {
+  let creds = await obtainCredentials({ path, servers, joinToken: token, nodeName });
+  let client = failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem });
+  try {
+    await client.get('Namespace', 'default');
+  } catch (err) {
+    if (!isApiError(err, 'Unauthorized')) return client; // unreachable now: the loops will retry
+    client.close();
+    if (!token) {
+      throw new Error(
+        `the stored credential in ${path} was refused (was the Node deleted?): join again with --token <a new join token>`,
+      );
+    }
+    creds = await obtainCredentials({ path, servers, joinToken: token, nodeName, rejoin: true });
+    client = failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem });
+  }
+  return client;
 }
 
 export function buildAgentProgram(): Command {
@@ -206,17 +236,11 @@ Deleting the Node revokes its credential; join again with a new token.`,
           return;
         }
         const config = configFromFlags(flags, flags.nodeName);
-        const creds = await obtainCredentials({
-          path: credentialsPath(dataDir),
-          servers,
-          joinToken: flags.token,
-          nodeName: config.nodeName,
-        });
-        const client = failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem });
+        const client = await connect(credentialsPath(dataDir), servers, flags.token, config.nodeName);
         const agent = new NodeAgent({ client, reader: defaultMachineReader(dataDir), config, logger });
         agent.start();
         process.stdout.write(
-          `kubelab-agent ${AGENT_VERSION}: node ${config.nodeName} reporting to ${creds.servers.join(', ')}\n`,
+          `kubelab-agent ${AGENT_VERSION}: node ${config.nodeName} reporting to ${(servers.length ? servers : loadCredentials(credentialsPath(dataDir))!.servers).join(', ')}\n`,
         );
         const stop = () => void agent.stop().then(() => process.exit(0));
         process.on('SIGINT', stop);

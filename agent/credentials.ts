@@ -38,12 +38,16 @@ export interface ObtainOptions {
   servers: string[];
   joinToken?: string;
   nodeName: string;
+  /** Join again even though a credential is stored (it was refused). */
+  rejoin?: boolean;
 }
 
 /** The stored credential, or a new one from joining with the join token. */
 export async function obtainCredentials(options: ObtainOptions): Promise<StoredCredentials> {
   const stored = loadCredentials(options.path);
-  if (stored && stored.nodeName === options.nodeName && !options.joinToken) {
+  // A stored credential wins over a token: the token may have expired since the first start
+  // (a service keeps passing the same flags).
+  if (stored && stored.nodeName === options.nodeName && !options.rejoin) {
     return options.servers.length ? { ...stored, servers: options.servers } : stored;
   }
   if (!options.joinToken) {

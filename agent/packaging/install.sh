@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs kubelab-agent as a systemd service on a Linux lab machine.
+#   sudo ./install.sh --server https://10.0.0.2:6443 --token 'K10…::…' [--binary ./kubelab-agent] [-- extra agent flags]
+# The token is only needed for the first start; the agent keeps its own credential afterwards.
+set -euo pipefail
+
+server="" token="" binary="$(dirname "$0")/kubelab-agent" extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --server) server="$2"; shift 2 ;;
+    --token) token="$2"; shift 2 ;;
+    --binary) binary="$2"; shift 2 ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    *) echo "install.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[ -n "$server" ] || { echo "install.sh: --server https://<control plane>:6443 is required" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "install.sh: run as root (sudo)" >&2; exit 1; }
+[ -x "$binary" ] || { echo "install.sh: no agent binary at $binary: build it with \`npm run build:agent\` (dist/agent/kubelab-agent) or pass --binary" >&2; exit 1; }
+command -v systemctl >/dev/null || { echo "install.sh: systemd not found; run kubelab-agent under your service manager instead (see the README)" >&2; exit 1; }
+
+install -m 0755 "$binary" /usr/local/bin/kubelab-agent
+install -d -m 0700 /etc/kubelab-agent /var/lib/kubelab-agent
+umask 077
+{
+  echo "KUBELAB_SERVER=$server"
+  [ -n "$token" ] && echo "KUBELAB_TOKEN=$token"
+  echo "KUBELAB_AGENT_ARGS=${extra[*]:-}"
+} > /etc/kubelab-agent/agent.env
+install -m 0644 "$(dirname "$0")/kubelab-agent.service" /etc/systemd/system/kubelab-agent.service
+systemctl daemon-reload
+systemctl enable --now kubelab-agent
+echo "kubelab-agent installed and started; follow it with: journalctl -u kubelab-agent -f"
