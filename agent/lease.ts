@@ -11,8 +11,7 @@ import { rfc3339Micro, type Clock } from '../client/util/clock.js';
 import { Sleeper } from '../client/util/sleeper.js';
 import { clone } from '../client/util/objects.js';
 import type { Logger } from './logger.js';
-
-export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+import { NODE_LEASE_NAMESPACE } from '../client/api/wellknown.js';
 
 export interface NodeLeaseOptions {
   client: Client;

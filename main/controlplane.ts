@@ -12,6 +12,7 @@ import { inProcessClient } from '../client/inprocess.js';
 import { realClock, type Clock } from '../client/util/clock.js';
 import { ApiServer } from './apiserver/apiserver.js';
 import { ControllerManager } from './controllers/manager.js';
+import type { ControllerConfig } from './controllers/types.js';
 import { startMetricsServer, type MetricsServer } from './metrics.js';
 import { NodeCredentialRevoker } from './nodecredentials.js';
 import { ensurePki, type Pki } from './grpc/pki.js';
@@ -43,6 +44,8 @@ export interface ControlPlaneOptions {
    * false runs none (a separate `kubelab controller-manager` does the work).
    */
   controllers?: string[] | false;
+  /** Controller settings (periods, rates, thresholds); Kubernetes' defaults otherwise. */
+  controllerConfig?: ControllerConfig;
   /** Serve Prometheus metrics on this host:port (e.g. 127.0.0.1:10257). */
   metricsListen?: string;
   /** Identity for leader election (default hostname_pid); used with the etcd store. */
@@ -108,6 +111,7 @@ export class ControlPlane {
           logger: logger.child({ component: 'controller-manager' }),
           clock,
           controllers: options.controllers,
+          config: options.controllerConfig,
           metrics,
           // Several control planes may share one etcd: only the lease holder runs controllers.
           leaderElection:

@@ -14,10 +14,15 @@ export class Indexer<T> {
     this.addIndexers(indexers);
   }
 
-  /** Adds indexes; existing objects are indexed at once. */
+  /**
+   * Adds indexes; existing objects are indexed at once. Adding the same function under the
+   * same name again is a no-op (controllers sharing an informer may each ask for an index).
+   */
   addIndexers(indexers: Record<string, IndexFunc<T>>): void {
     for (const [name, fn] of Object.entries(indexers)) {
-      if (this.indexFuncs.has(name)) throw new Error(`index ${name} already exists`);
+      const existing = this.indexFuncs.get(name);
+      if (existing === fn) continue;
+      if (existing) throw new Error(`index ${name} already exists with another function`);
       this.indexFuncs.set(name, fn);
       const index = new Map<string, Set<string>>();
       this.indices.set(name, index);

@@ -144,6 +144,11 @@ export class Queue<T = string> implements UnfinishedWork {
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
+  /** Nothing waiting and nothing in a worker's hands (delayed items not counted). */
+  isIdle(): boolean {
+    return this.dirty.size === 0 && this.processing.size === 0;
+  }
+
   shuttingDown(): boolean {
     return this.isShuttingDown;
   }

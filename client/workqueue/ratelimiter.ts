@@ -88,21 +88,36 @@ export class BucketRateLimiter<T = string> implements RateLimiter<T> {
 
   when(_item: T): number {
     if (this.qps === Infinity) return 0;
-    const now = this.clock.now();
-    // A clock that stepped back refills nothing (x/time/rate does the same).
-    const elapsed = Math.max(0, now - this.last);
-    this.tokens = Math.min(this.burst, this.tokens + (elapsed * this.qps) / 1000);
-    this.last = now;
+    this.refill();
     this.tokens -= 1;
     if (this.tokens >= 0) return 0;
     // Whole nanoseconds, so float noise cannot turn 100 ms into 99.99999999999999.
     return Math.round((-this.tokens * 1_000_000_000) / this.qps) / 1_000_000;
   }
 
+  /** Takes a token if one is there now (flowcontrol's TryAccept); never reserves one. */
+  tryAccept(): boolean {
+    if (this.qps === Infinity) return true;
+    this.refill();
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
   forget(_item: T): void {}
 
   numRequeues(_item: T): number {
     return 0;
+  }
+
+  private refill(): void {
+    const now = this.clock.now();
+    // A clock that stepped back refills nothing (x/time/rate does the same).
+    const elapsed = Math.max(0, now - this.last);
+    // Rounded to nanotokens, so ten refills of 0.1 make a whole token.
+    const tokens = Math.round((this.tokens + (elapsed * this.qps) / 1000) * 1e9) / 1e9;
+    this.tokens = Math.min(this.burst, tokens);
+    this.last = now;
   }
 }
 

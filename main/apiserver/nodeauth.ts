@@ -6,8 +6,7 @@
  */
 import type { Identity } from '../../client/api/local.js';
 import { forbidden, type RequestAttributes } from './auth.js';
-
-export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+import { NODE_LEASE_NAMESPACE } from '../../client/api/wellknown.js';
 
 /** The field selector pins `field` to `value` (so a list or watch sees only that). */
 function pins(attrs: RequestAttributes, field: string, value: string): boolean {

@@ -8,8 +8,9 @@ import { ControllerManager } from '../controllers/manager.js';
 import { createLogger } from '../logging.js';
 import { startMetricsServer } from '../metrics.js';
 import { listenArg, onSignals, splitList, VERSION } from './common.js';
+import { addControllerFlags, controllerConfig, type ControllerFlags } from './controllerflags.js';
 
-interface ControllerManagerFlags {
+interface ControllerManagerFlags extends ControllerFlags {
   server: string;
   token?: string;
   tokenFile?: string;
@@ -23,7 +24,7 @@ interface ControllerManagerFlags {
 }
 
 export function controllerManagerCommand(program: Command): void {
-  program
+  const command = program
     .command('controller-manager')
     .description('run the controllers against a control plane, under leader election')
     .requiredOption('--server <address>', 'the control plane, e.g. https://10.0.0.2:6443')
@@ -42,54 +43,55 @@ export function controllerManagerCommand(program: Command): void {
     )
     .option('--identity <id>', 'this replica in leader election', `${hostname()}_${process.pid}`)
     .option('--metrics-listen <host:port>', 'serve Prometheus /metrics here', listenArg)
-    .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info')
-    .action(async (flags: ControllerManagerFlags) => {
-      const token = flags.tokenFile ? readFileSync(flags.tokenFile, 'utf8').trim() : flags.token;
-      if (!token) program.error('error: a token is needed: --token, --token-file or KUBELAB_TOKEN');
-      if (!flags.plaintext && !flags.caFile) {
-        program.error(
-          "error: --ca-file is needed for TLS (the server's <data-dir>/pki/ca.crt), or --plaintext for a loopback server",
-        );
-      }
-      const logger = createLogger({ level: flags.logLevel, name: 'kubelab-controller-manager' });
-      // The controllers' timers do not hold the process open (tests need that); this does.
-      setInterval(() => undefined, 1 << 30);
-      const client = grpcClient({
-        server: flags.server,
-        token: token!,
-        caPem: flags.caFile ? readFileSync(flags.caFile, 'utf8') : undefined,
-        plaintext: flags.plaintext,
-      });
-      const metrics = new Registry();
-      collectDefaultMetrics({ register: metrics });
-      let manager: ControllerManager;
-      try {
-        manager = new ControllerManager({
-          client,
-          logger,
-          controllers: splitList(flags.controllers),
-          metrics,
-          leaderElection: flags.leaderElect ? { identity: flags.identity } : undefined,
-          onLostLeadership: () => {
-            logger.error('lost leadership; exiting so a fresh start rejoins the election');
-            process.exit(1);
-          },
-        });
-      } catch (err) {
-        program.error(`error: ${(err as Error).message}`);
-      }
-      const metricsServer = flags.metricsListen
-        ? await startMetricsServer(metrics, flags.metricsListen)
-        : undefined;
-      await manager!.start();
-      const election = flags.leaderElect ? ` (leader election as ${flags.identity})` : '';
-      process.stdout.write(
-        `kubelab controller-manager ${VERSION}: ${manager!.controllerNames.join(', ')} against ${flags.server}${election}\n`,
+    .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info');
+  addControllerFlags(command).action(async (flags: ControllerManagerFlags) => {
+    const token = flags.tokenFile ? readFileSync(flags.tokenFile, 'utf8').trim() : flags.token;
+    if (!token) command.error('error: a token is needed: --token, --token-file or KUBELAB_TOKEN');
+    if (!flags.plaintext && !flags.caFile) {
+      command.error(
+        "error: --ca-file is needed for TLS (the server's <data-dir>/pki/ca.crt), or --plaintext for a loopback server",
       );
-      onSignals(async () => {
-        await manager.stop();
-        await metricsServer?.close();
-        client.close();
-      });
+    }
+    const logger = createLogger({ level: flags.logLevel, name: 'kubelab-controller-manager' });
+    // The controllers' timers do not hold the process open (tests need that); this does.
+    setInterval(() => undefined, 1 << 30);
+    const client = grpcClient({
+      server: flags.server,
+      token: token!,
+      caPem: flags.caFile ? readFileSync(flags.caFile, 'utf8') : undefined,
+      plaintext: flags.plaintext,
     });
+    const metrics = new Registry();
+    collectDefaultMetrics({ register: metrics });
+    let manager: ControllerManager;
+    try {
+      manager = new ControllerManager({
+        client,
+        logger,
+        controllers: splitList(flags.controllers),
+        config: controllerConfig(flags),
+        metrics,
+        leaderElection: flags.leaderElect ? { identity: flags.identity } : undefined,
+        onLostLeadership: () => {
+          logger.error('lost leadership; exiting so a fresh start rejoins the election');
+          process.exit(1);
+        },
+      });
+    } catch (err) {
+      command.error(`error: ${(err as Error).message}`);
+    }
+    const metricsServer = flags.metricsListen
+      ? await startMetricsServer(metrics, flags.metricsListen)
+      : undefined;
+    await manager!.start();
+    const election = flags.leaderElect ? ` (leader election as ${flags.identity})` : '';
+    process.stdout.write(
+      `kubelab controller-manager ${VERSION}: ${manager!.controllerNames.join(', ')} against ${flags.server}${election}\n`,
+    );
+    onSignals(async () => {
+      await manager.stop();
+      await metricsServer?.close();
+      client.close();
+    });
+  });
 }

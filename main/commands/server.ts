@@ -5,8 +5,9 @@ import { ControlPlane } from '../controlplane.js';
 import { isLoopback, splitHostPort } from '../grpc/server.js';
 import { createLogger } from '../logging.js';
 import { defaultDataDir, listenArg, onSignals, splitList, VERSION } from './common.js';
+import { addControllerFlags, controllerConfig, type ControllerFlags } from './controllerflags.js';
 
-interface ServerFlags {
+interface ServerFlags extends ControllerFlags {
   dataDir: string;
   listen: string;
   store: 'sqlite' | 'etcd';
@@ -45,7 +46,7 @@ function banner(cp: ControlPlane, dataDir: string, flags: ServerFlags): string {
 }
 
 export function serverCommand(program: Command): void {
-  program
+  const command = program
     .command('server')
     .description('run the control plane headless (store, apiserver, gRPC API, controllers)')
     .option('--data-dir <dir>', 'where the store, certificates and tokens live', defaultDataDir())
@@ -69,45 +70,52 @@ export function serverCommand(program: Command): void {
       'run no controllers here (a separate `kubelab controller-manager` does)',
     )
     .option('--metrics-listen <host:port>', 'serve Prometheus /metrics here', listenArg, '127.0.0.1:10257')
-    .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info')
-    .action(async (flags: ServerFlags) => {
-      const { host } = splitHostPort(flags.listen);
-      if (flags.plaintext && !isLoopback(host)) {
-        program.error(
-          'error: --plaintext is only allowed on a loopback address (127.0.0.1, ::1, localhost); use --listen 127.0.0.1:6443 or drop --plaintext',
-        );
-      }
-      if (flags.store === 'etcd' && !flags.etcdEndpoints) {
-        program.error(
-          'error: --store etcd needs --etcd-endpoints, e.g. --etcd-endpoints http://127.0.0.1:2379',
-        );
-      }
-      const logger = createLogger({ level: flags.logLevel });
-      const dataDir = resolve(flags.dataDir);
-      let cp: ControlPlane;
-      try {
-        cp = await ControlPlane.start({
-          dataDir,
-          listen: flags.listen,
-          store: flags.store,
-          etcdEndpoints: splitList(flags.etcdEndpoints),
-          etcdPrefix: flags.etcdPrefix,
-          plaintext: flags.plaintext,
-          tlsSans: splitList(flags.tlsSan),
-          controllers: flags.controllerManager ? splitList(flags.controllers) : false,
-          metricsListen: flags.metricsListen,
-          logger,
-        });
-      } catch (err) {
-        process.stderr.write(`kubelab server could not start: ${(err as Error).message}\n`);
-        process.exit(1);
-      }
-      process.stdout.write(banner(cp, dataDir, flags) + '\n');
-      logger.info({ port: cp.port, dataDir, store: flags.store }, 'control plane started');
-      onSignals(async (signal) => {
-        logger.info({ signal }, 'shutting down');
-        await cp.stop();
-        logger.info('stopped; every acknowledged write is on disk');
+    .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info');
+  addControllerFlags(command).action(async (flags: ServerFlags) => {
+    const { host } = splitHostPort(flags.listen);
+    if (flags.plaintext && !isLoopback(host)) {
+      command.error(
+        'error: --plaintext is only allowed on a loopback address (127.0.0.1, ::1, localhost); use --listen 127.0.0.1:6443 or drop --plaintext',
+      );
+    }
+    if (flags.store === 'etcd' && !flags.etcdEndpoints) {
+      command.error(
+        'error: --store etcd needs --etcd-endpoints, e.g. --etcd-endpoints http://127.0.0.1:2379',
+      );
+    }
+    let config;
+    try {
+      config = controllerConfig(flags);
+    } catch (err) {
+      command.error(`error: ${(err as Error).message}`);
+    }
+    const logger = createLogger({ level: flags.logLevel });
+    const dataDir = resolve(flags.dataDir);
+    let cp: ControlPlane;
+    try {
+      cp = await ControlPlane.start({
+        dataDir,
+        listen: flags.listen,
+        store: flags.store,
+        etcdEndpoints: splitList(flags.etcdEndpoints),
+        etcdPrefix: flags.etcdPrefix,
+        plaintext: flags.plaintext,
+        tlsSans: splitList(flags.tlsSan),
+        controllers: flags.controllerManager ? splitList(flags.controllers) : false,
+        controllerConfig: config,
+        metricsListen: flags.metricsListen,
+        logger,
       });
+    } catch (err) {
+      process.stderr.write(`kubelab server could not start: ${(err as Error).message}\n`);
+      process.exit(1);
+    }
+    process.stdout.write(banner(cp, dataDir, flags) + '\n');
+    logger.info({ port: cp.port, dataDir, store: flags.store }, 'control plane started');
+    onSignals(async (signal) => {
+      logger.info({ signal }, 'shutting down');
+      await cp.stop();
+      logger.info('stopped; every acknowledged write is on disk');
     });
+  });
 }

@@ -16,10 +16,17 @@ import { prometheusQueueMetrics } from '../../client/workqueue/metrics.js';
 import type { Logger } from '../logging.js';
 import { garbageCollectorController } from './gc/controller.js';
 import { namespaceController } from './namespace/controller.js';
-import type { Controller, ControllerContext, ControllerDefinition } from './types.js';
+import { nodeLifecycleController } from './nodelifecycle/controller.js';
+import { taintEvictionController } from './tainteviction/controller.js';
+import type { Controller, ControllerConfig, ControllerContext, ControllerDefinition } from './types.js';
 
 /** Every controller this build knows, in start order. */
-export const CONTROLLERS: ControllerDefinition[] = [namespaceController, garbageCollectorController];
+export const CONTROLLERS: ControllerDefinition[] = [
+  namespaceController,
+  garbageCollectorController,
+  nodeLifecycleController,
+  taintEvictionController,
+];
 
 export interface LeaderElectionConfig {
   identity: string;
@@ -40,6 +47,8 @@ export interface ControllerManagerOptions {
   workers?: Record<string, number>;
   leaderElection?: LeaderElectionConfig;
   metrics?: Registry;
+  /** Controller settings from flags (periods, rates, thresholds). */
+  config?: ControllerConfig;
   definitions?: ControllerDefinition[];
   /** Called when leadership is lost (a standalone process exits, as Kubernetes' does). */
   onLostLeadership?: () => void;
@@ -168,6 +177,8 @@ export class ControllerManager {
       informers: factory,
       clock: this.clock,
       queueMetrics: metrics ? prometheusQueueMetrics(metrics) : undefined,
+      metrics,
+      config: this.options.config,
       recorder: (component) => {
         let r = recorders.get(component);
         if (!r)

@@ -6,7 +6,9 @@ import type { Client } from '../../client/client.js';
 import type { EventRecorder } from '../../client/events/recorder.js';
 import type { Clock } from '../../client/util/clock.js';
 import type { QueueMetricsProvider } from '../../client/workqueue/queue.js';
+import type { Registry } from 'prom-client';
 import type { Logger } from '../logging.js';
+import type { NodeLifecycleConfig } from './nodelifecycle/config.js';
 
 export interface ControllerContext {
   client: Client;
@@ -14,8 +16,16 @@ export interface ControllerContext {
   clock: Clock;
   logger: Logger;
   queueMetrics?: QueueMetricsProvider;
+  /** Where controllers register their own metrics (Kubernetes' names). */
+  metrics?: Registry;
+  /** Settings from flags; each controller falls back to Kubernetes' defaults. */
+  config?: ControllerConfig;
   /** An event recorder reporting as `component`. */
   recorder(component: string): EventRecorder;
+}
+
+export interface ControllerConfig {
+  nodeLifecycle?: Partial<NodeLifecycleConfig>;
 }
 
 export interface Controller {

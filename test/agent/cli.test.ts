@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
+import { eventually } from '../support/wait.js';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -39,14 +40,6 @@ function startAgent(args: string[]): { child: ChildProcess; output: () => string
   return { child, output: () => out };
 }
 
-async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await cond().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   child.kill('SIGTERM');
@@ -70,7 +63,7 @@ it('joins with a token from `kubelab token create`, restarts without it, and rej
 
   const admin = t.client();
   const first = startAgent(['--server', server, '--token', token]);
-  await until(
+  await eventually(
     async () =>
       (await admin.get('Node', 'cli-node')).status?.conditions?.some(
         (c) => c.type === 'Ready' && c.status === 'True',
@@ -82,9 +75,14 @@ it('joins with a token from `kubelab token create`, restarts without it, and rej
 
   // Later starts need no token.
   const second = startAgent([]);
-  await until(async () => second.output().includes('node cli-node reporting to'), 'the restart');
-  const renewed = (await admin.get('Lease', 'cli-node', { namespace: 'kube-node-lease' })).spec?.renewTime;
-  await until(
+  await eventually(async () => second.output().includes('node cli-node reporting to'), 'the restart');
+  // The first run may have stopped before its first lease write: wait for the lease itself.
+  let renewed: string | undefined;
+  await eventually(async () => {
+    renewed = (await admin.get('Lease', 'cli-node', { namespace: 'kube-node-lease' })).spec?.renewTime;
+    return true;
+  }, 'the lease');
+  await eventually(
     async () =>
       (await admin.get('Lease', 'cli-node', { namespace: 'kube-node-lease' })).spec?.renewTime !== renewed,
     'a heartbeat after the restart',
@@ -99,7 +97,7 @@ it('joins with a token from `kubelab token create`, restarts without it, and rej
   expect(refused.output()).toContain('was refused (was the Node deleted?): join again with --token');
 
   const rejoined = startAgent(['--server', server, '--token', token]);
-  await until(
+  await eventually(
     async () => (await admin.get('Node', 'cli-node')).metadata?.name === 'cli-node',
     'the node to register again',
   );

@@ -14,6 +14,7 @@ import type {
 import type { Client } from '../../client/client.js';
 import { clone } from '../../client/util/objects.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
+import { eventually } from '../support/wait.js';
 
 let t: TestControlPlane;
 let c: Client;
@@ -53,14 +54,6 @@ const pod = (name: string, owners: OwnerReference[] = [], finalizers?: string[])
   metadata: { name, labels: { app: 'x' }, ownerReferences: owners, ...(finalizers ? { finalizers } : {}) },
   spec: { containers: [{ name: 'c', command: ['sleep', '1'] }] },
 });
-
-async function eventually(check: () => Promise<boolean> | boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const podNames = async () => (await c.list('Pod')).items.map((p) => p.metadata?.name).sort();
 const exists = async (kind: 'DaemonSet' | 'Namespace', name: string) =>

@@ -10,6 +10,7 @@ import type { Pod } from '../../client/api/types.js';
 import type { Client, Watch } from '../../client/client.js';
 import { startProxy, type CuttableProxy } from '../support/proxy.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
+import { eventually } from '../support/wait.js';
 
 const pod = (name: string): Pod => ({
   apiVersion: 'v1',
@@ -77,14 +78,6 @@ function follow(client: Client) {
   };
 }
 
-async function until(cond: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('gRPC watch', () => {
   it('resumes after the connection is cut and sees every event exactly once, in order', async () => {
     t = await startTestControlPlane();
@@ -92,7 +85,7 @@ describe('gRPC watch', () => {
     const watcher = t.client({ server: `127.0.0.1:${proxy.port}` });
     const writer = t.client();
     const f = follow(watcher);
-    await until(() => f.rv !== '', 'the initial list');
+    await eventually(() => f.rv !== '', 'the initial list');
 
     const expected: string[] = [];
     for (let i = 0; i < 60; i++) {
@@ -112,7 +105,7 @@ describe('gRPC watch', () => {
       if (i === 15 || i === 33 || i === 50) proxy.cut();
     }
     const last = expected[expected.length - 1].split(' ')[2];
-    await until(() => f.rv === last, 'the watcher to catch up');
+    await eventually(() => f.rv === last, 'the watcher to catch up');
     await f.stop();
     expect(f.resumes).toBeGreaterThanOrEqual(1);
     expect(f.relists).toBe(0);

@@ -16,6 +16,7 @@ import { grpcClient } from '../../client/grpc/transport.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 import { freePort } from '../support/etcd.js';
 import { startProxy, type CuttableProxy } from '../support/proxy.js';
+import { eventually } from '../support/wait.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -28,14 +29,6 @@ const pod = (name: string, labels: Record<string, string> = {}): Pod => ({
   metadata: { name, labels },
   spec: { containers: [{ name: 'c', command: ['sleep', '1'] }] },
 });
-
-async function eventually(check: () => Promise<boolean> | boolean, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** name → resourceVersion, from the server and from an informer. */
 async function serverState(c: Client): Promise<string> {

@@ -9,6 +9,7 @@ import {
   type StorageError,
   type StorageEvent,
 } from '../../main/storage/types.js';
+import { eventually } from '../support/wait.js';
 
 export interface StorageHarness {
   storage: Storage;
@@ -27,14 +28,6 @@ function collect(storage: Storage, prefix: string, from: number) {
     onError: (err) => errors.push(err),
   });
   return { events, errors, handle };
-}
-
-async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 async function expectCode(p: Promise<unknown>, code: string): Promise<StorageError> {
@@ -158,10 +151,10 @@ export function storageConformance(name: string, factory: HarnessFactory): void 
       const del = await s.delete('/w/a');
 
       const w = collect(s, '/w/', from);
-      await until(() => w.events.length >= 3, 'replayed events');
+      await eventually(() => w.events.length >= 3, 'replayed events');
       const live = await s.create('/w/c', 'c1');
       const live2 = await s.update('/w/c', 'c2', live.modRevision);
-      await until(() => w.events.length >= 5, 'live events');
+      await eventually(() => w.events.length >= 5, 'live events');
       await new Promise((r) => setTimeout(r, 50));
       w.handle.cancel();
 
@@ -182,7 +175,7 @@ export function storageConformance(name: string, factory: HarnessFactory): void 
       const start = await s.currentRevision();
       const w = collect(s, '/c/', start);
       const writes = await Promise.all(Array.from({ length: 50 }, (_, i) => s.create(`/c/k${i}`, `v${i}`)));
-      await until(() => w.events.length >= 50, '50 events');
+      await eventually(() => w.events.length >= 50, '50 events');
       await new Promise((r) => setTimeout(r, 50));
       w.handle.cancel();
       expect(w.events.map((e) => e.revision)).toEqual(
@@ -193,7 +186,7 @@ export function storageConformance(name: string, factory: HarnessFactory): void 
     it('stops delivering after cancel', async () => {
       const w = collect(s, '/x/', await s.currentRevision());
       await s.create('/x/1', 'one');
-      await until(() => w.events.length === 1, 'first event');
+      await eventually(() => w.events.length === 1, 'first event');
       w.handle.cancel();
       await s.create('/x/2', 'two');
       await new Promise((r) => setTimeout(r, 100));
@@ -215,12 +208,12 @@ export function storageConformance(name: string, factory: HarnessFactory): void 
       expect(atCompact.items.map((kv) => kv.value)).toEqual(['a2', 'b1']);
 
       const old = collect(s, '/k/', a.modRevision);
-      await until(() => old.errors.length === 1, 'a compaction error');
+      await eventually(() => old.errors.length === 1, 'a compaction error');
       expect(old.errors[0].code).toBe('Compacted');
       expect(old.events).toEqual([]);
 
       const fresh = collect(s, '/k/', compactAt);
-      await until(() => fresh.events.length === 1, 'the event after the compaction point');
+      await eventually(() => fresh.events.length === 1, 'the event after the compaction point');
       fresh.handle.cancel();
       expect(fresh.events[0].value).toBe('a3');
       expect((await s.get('/k/a'))?.value).toBe('a3');
