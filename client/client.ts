@@ -7,6 +7,7 @@ import { ApiError } from './api/errors.js';
 import { kindInfo, resolveKind } from './api/kinds.js';
 import type { LocalWatch, LocalWatchSink, WriteRequest } from './api/local.js';
 import type {
+  BindRequest,
   DeleteRequest,
   GetRequest,
   KindMap,
@@ -15,6 +16,7 @@ import type {
   ListRequest,
   ListResult,
   PatchRequest,
+  Pod,
   WatchEvent,
   WatchRequest,
 } from './api/types.js';
@@ -30,6 +32,7 @@ export interface Transport {
   updateStatus(req: WriteRequest): Promise<KubeObject>;
   patch(req: PatchRequest): Promise<KubeObject>;
   delete(req: DeleteRequest): Promise<{ object: KubeObject; deleted: boolean }>;
+  bind(req: BindRequest): Promise<KubeObject>;
   /** Drops the connection and dials again (a connection that went silent). */
   reconnect?(): void;
   close(): void;
@@ -71,6 +74,12 @@ export interface PatchOptions extends WriteOptions {
   /** "merge" (JSON merge patch, default) or "json" (JSON patch). */
   type?: 'merge' | 'json';
   subresource?: 'status';
+}
+
+export interface BindOptions {
+  /** Bind only this incarnation of the pod (a pod deleted and created again has a new uid). */
+  uid?: string;
+  dryRun?: boolean;
 }
 
 export interface DeleteOptions {
@@ -119,6 +128,11 @@ export interface Client {
     name: string,
     options?: DeleteOptions,
   ): Promise<{ object: KindMap[K]; deleted: boolean }>;
+  /**
+   * Assigns a pending pod to a node (the scheduler's write): sets spec.nodeName and the
+   * PodScheduled condition if the pod has no node yet; a Conflict error if it has one.
+   */
+  bind(namespace: string, podName: string, nodeName: string, options?: BindOptions): Promise<Pod>;
   /**
    * Drops the connection and dials again: for a connection that went silent without closing
    * (a half-open TCP connection after sleep or a network change). In-process: nothing to do.
@@ -346,6 +360,21 @@ export class ApiClient implements Client {
       options.preconditions ? 'idempotent' : 'once',
       this.retry,
     ) as Promise<{ object: KindMap[K]; deleted: boolean }>;
+  }
+
+  bind(namespace: string, podName: string, nodeName: string, options: BindOptions = {}): Promise<Pod> {
+    const req: BindRequest = {
+      binding: {
+        apiVersion: 'v1',
+        kind: 'Binding',
+        metadata: { name: podName, namespace, ...(options.uid ? { uid: options.uid } : {}) },
+        target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
+      },
+      namespace,
+      dryRun: options.dryRun ?? false,
+    };
+    // Never repeated: a repeat after a lost answer would only report that it is bound.
+    return retrying(() => this.transport.bind(req), 'once', this.retry) as Promise<Pod>;
   }
 
   reconnect(): void {

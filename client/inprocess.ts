@@ -16,6 +16,7 @@ export function inProcessTransport(api: LocalApi, identity: Identity): Transport
     updateStatus: (req) => api.updateStatus(identity, req),
     patch: (req) => api.patch(identity, req),
     delete: (req) => api.delete(identity, req),
+    bind: (req) => api.bind(identity, req),
     close: () => undefined,
   };
 }

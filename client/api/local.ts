@@ -4,6 +4,7 @@
  * authorization, admission, validation and watch cache.
  */
 import type {
+  BindRequest,
   DeleteRequest,
   GetRequest,
   KubeObject,
@@ -58,4 +59,5 @@ export interface LocalApi {
   updateStatus(id: Identity, req: WriteRequest): Promise<KubeObject>;
   patch(id: Identity, req: PatchRequest): Promise<KubeObject>;
   delete(id: Identity, req: DeleteRequest): Promise<{ object: KubeObject; deleted: boolean }>;
+  bind(id: Identity, req: BindRequest): Promise<KubeObject>;
 }

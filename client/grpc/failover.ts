@@ -45,6 +45,7 @@ export class FailoverTransport implements Transport {
   updateStatus: Transport['updateStatus'] = (req) => this.attempt((t) => t.updateStatus(req));
   patch: Transport['patch'] = (req) => this.attempt((t) => t.patch(req));
   delete: Transport['delete'] = (req) => this.attempt((t) => t.delete(req));
+  bind: Transport['bind'] = (req) => this.attempt((t) => t.bind(req));
 
   reconnect(): void {
     this.transports[this.active].reconnect?.();

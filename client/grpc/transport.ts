@@ -181,6 +181,10 @@ export class GrpcTransport implements Transport {
     return objectIn(await this.unary('patch', req));
   }
 
+  async bind(req: Parameters<Transport['bind']>[0]): Promise<KubeObject> {
+    return objectIn(await this.unary('bind', req));
+  }
+
   async delete(req: Parameters<Transport['delete']>[0]): Promise<{ object: KubeObject; deleted: boolean }> {
     const res = await this.unary<typeof req, DeleteResponse>('delete', req);
     return { object: objectIn(res.object), deleted: res.deleted ?? false };

@@ -10,6 +10,7 @@ import type { KindInfo } from '../../client/api/kinds.js';
 import { fieldNames } from '../../client/api/schema.js';
 import type { Identity, LocalApi, LocalWatch, LocalWatchSink, WriteRequest } from '../../client/api/local.js';
 import type {
+  BindRequest,
   DeleteRequest,
   GetRequest,
   KubeObject,
@@ -17,9 +18,15 @@ import type {
   ListResult,
   ObjectMeta,
   PatchRequest,
+  Pod,
   WatchRequest,
 } from '../../client/api/types.js';
-import type { FieldError } from '../../client/api/validation.js';
+import {
+  invalid as invalidField,
+  isDNS1123Subdomain,
+  required as requiredField,
+  type FieldError,
+} from '../../client/api/validation.js';
 import { rfc3339, type Clock } from '../../client/util/clock.js';
 import { clone, deepEqual } from '../../client/util/objects.js';
 import type { Logger } from '../logging.js';
@@ -73,6 +80,9 @@ export interface CachedList {
 
 const GENERATE_NAME_ATTEMPTS = 5;
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** What a write changes: the object, its status, or (pods) its node through a binding. */
+type Subresource = '' | 'status' | 'binding';
 
 export class ApiServer implements LocalApi {
   readonly registry: Registry;
@@ -479,6 +489,70 @@ export class ApiServer implements LocalApi {
     );
   }
 
+  /**
+   * Kubernetes' pods/binding: the scheduler's write. Sets spec.nodeName and PodScheduled=True
+   * in one compare-and-swap, only while the pod has no node and is not being deleted.
+   */
+  async bind(id: Identity, req: BindRequest): Promise<KubeObject> {
+    return this.guard(async () => {
+      const strategy = this.strategyOf('Pod');
+      const info = strategy.info;
+      const binding = req.binding ?? {};
+      const meta = binding.metadata ?? {};
+      const namespace = this.namespaceOf(info, meta.namespace || req.namespace);
+      const name = this.requireName(info, meta.name);
+      const target = binding.target ?? {};
+      const errors: FieldError[] = [];
+      if (target.kind && target.kind !== 'Node') {
+        errors.push(invalidField('target.kind', target.kind, 'must be "Node"'));
+      }
+      if (!target.name) errors.push(requiredField('target.name'));
+      else
+        for (const m of isDNS1123Subdomain(target.name))
+          errors.push(invalidField('target.name', target.name, m));
+      if (errors.length) throw invalid('Binding', name, errors);
+      this.authorize(id, { verb: 'create', info, namespace, name, subresource: 'binding' });
+      return this.guaranteedUpdate(
+        id,
+        strategy,
+        namespace,
+        name,
+        undefined,
+        req.dryRun ?? false,
+        'binding',
+        (current) => {
+          const pod = clone(current) as Pod;
+          if (meta.uid && meta.uid !== pod.metadata?.uid) {
+            throw conflict(
+              info,
+              name,
+              `the uid in the binding (${meta.uid}) is not the pod's (${pod.metadata?.uid}); it was deleted and created again`,
+            );
+          }
+          if (pod.metadata?.deletionTimestamp) {
+            throw conflict(info, name, `pod ${name} is being deleted, cannot be assigned to a host`);
+          }
+          if (pod.spec?.nodeName) {
+            throw conflict(info, name, `pod ${name} is already assigned to node "${pod.spec.nodeName}"`);
+          }
+          (pod.spec ??= {}).nodeName = target.name;
+          if (meta.annotations)
+            pod.metadata = {
+              ...pod.metadata,
+              annotations: { ...pod.metadata?.annotations, ...meta.annotations },
+            };
+          const status = (pod.status ??= {});
+          const conditions = (status.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
+          status.conditions = [
+            ...conditions,
+            { type: 'PodScheduled', status: 'True', lastTransitionTime: rfc3339(this.clock.now()) },
+          ];
+          return pod;
+        },
+      );
+    });
+  }
+
   async patch(id: Identity, req: PatchRequest): Promise<KubeObject> {
     return this.guard(async () => {
       const strategy = this.strategyOf(req.kind);
@@ -547,7 +621,7 @@ export class ApiServer implements LocalApi {
     name: string,
     precondition: number | undefined,
     dryRun: boolean,
-    subresource: '' | 'status',
+    subresource: Subresource,
     build: (current: KubeObject) => KubeObject,
   ): Promise<KubeObject> {
     const info = strategy.info;
@@ -603,7 +677,7 @@ export class ApiServer implements LocalApi {
     strategy: Strategy,
     next: KubeObject,
     current: KubeObject,
-    subresource: '' | 'status',
+    subresource: Subresource,
   ): Promise<'write' | 'unchanged' | 'delete'> {
     const info = strategy.info;
     const cur = current as KubeObject & { spec?: unknown; status?: unknown };
@@ -616,7 +690,7 @@ export class ApiServer implements LocalApi {
       Object.assign(n, clone(cur));
       if (status === undefined) delete n.status;
       else n.status = status;
-    } else if (info.hasStatus) {
+    } else if (info.hasStatus && subresource !== 'binding') {
       if (cur.status === undefined) delete n.status;
       else n.status = clone(cur.status);
     }
@@ -648,9 +722,12 @@ export class ApiServer implements LocalApi {
       }),
       ...validateObjectMetaUpdate(m, curMeta),
       ...strategy.validate(next),
+      // A binding is itself the one permitted change of a pod's spec.nodeName.
       ...(subresource === 'status'
         ? (strategy.validateStatus?.(next, current) ?? [])
-        : (strategy.validateUpdate?.(next, current) ?? [])),
+        : subresource === 'binding'
+          ? []
+          : (strategy.validateUpdate?.(next, current) ?? [])),
     ];
     this.validateOrThrow(strategy, next, errors);
 

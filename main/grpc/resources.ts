@@ -9,6 +9,7 @@ import { fromApiObject, resolveKind, toApiObject } from '../../client/api/kinds.
 import type { WriteRequest } from '../../client/api/local.js';
 import type {
   ApiObject,
+  BindRequest,
   CreateRequest,
   DeleteRequest,
   GetRequest,
@@ -129,6 +130,7 @@ export function resourcesHandlers(
       objectOut(await api.updateStatus(id, writeRequestOf(req))),
     ),
     patch: unary<PatchRequest, Buffer>(async (id, req) => objectOut(await api.patch(id, req))),
+    bind: unary<BindRequest, Buffer>(async (id, req) => objectOut(await api.bind(id, req))),
     delete: unary<DeleteRequest, { object: ApiObject; deleted: boolean }>(async (id, req) => {
       const res = await api.delete(id, req);
       return { object: toApiObject(kindOf(res.object.kind), res.object), deleted: res.deleted };

@@ -172,7 +172,7 @@ export function safeService(definition: Record<string, unknown>): grpc.ServiceDe
 /** The Resources service as the server registers it: every answer goes out pre-encoded. */
 export function serverDefinition(): grpc.ServiceDefinition {
   const out = safeService(ResourcesService) as unknown as Record<string, MethodDef>;
-  for (const method of ['get', 'list', 'watch', 'create', 'update', 'updateStatus', 'patch']) {
+  for (const method of ['get', 'list', 'watch', 'create', 'update', 'updateStatus', 'patch', 'bind']) {
     out[method] = { ...out[method], responseSerialize: (v: Buffer) => v } as unknown as MethodDef;
   }
   return out as unknown as grpc.ServiceDefinition;

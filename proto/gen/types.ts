@@ -13,6 +13,7 @@ export type {
   DeleteRequest,
   Preconditions,
   DeleteResponse,
+  BindRequest,
   ResourcesServer,
   ResourcesClient,
 } from './kubelab/v1/api.js';
@@ -62,6 +63,7 @@ export type {
   DaemonEndpoint,
   NodeSystemInfo,
   Pod,
+  Binding,
   PodTemplateSpec,
   PodSpec,
   PodSpec_NodeSelectorEntry,

@@ -22,7 +22,7 @@ import {
 } from "@grpc/grpc-js";
 import { ControllerRevision, DaemonSet } from "./apps.js";
 import { Lease } from "./coordination.js";
-import { Event, Namespace, Node, Pod } from "./core.js";
+import { Binding, Event, Namespace, Node, Pod } from "./core.js";
 import { NodeMetrics } from "./metrics.js";
 
 export const protobufPackage = "kubelab.v1";
@@ -220,6 +220,17 @@ export interface DeleteResponse {
     | undefined;
   /** True when the object is gone from the store. */
   deleted?: boolean | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface BindRequest {
+  /**
+   * metadata.name (and metadata.namespace, or `namespace` here) name the pod;
+   * target.name names the node.
+   */
+  binding?: Binding | undefined;
+  namespace?: string | undefined;
+  dryRun?: boolean | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -1551,6 +1562,94 @@ export const DeleteResponse: MessageFns<DeleteResponse> = {
   },
 };
 
+function createBaseBindRequest(): BindRequest {
+  return {};
+}
+
+export const BindRequest: MessageFns<BindRequest> = {
+  encode(message: BindRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.binding !== undefined) {
+      Binding.encode(message.binding, writer.uint32(10).fork()).join();
+    }
+    if (message.namespace !== undefined && message.namespace !== "") {
+      writer.uint32(18).string(message.namespace);
+    }
+    if (message.dryRun !== undefined && message.dryRun !== false) {
+      writer.uint32(24).bool(message.dryRun);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BindRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBindRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.binding = Binding.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.namespace = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
 export type ResourcesService = typeof ResourcesService;
 export const ResourcesService = {
   get: {
@@ -1626,6 +1725,19 @@ export const ResourcesService = {
     responseSerialize: (value: DeleteResponse): Buffer => Buffer.from(DeleteResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteResponse => DeleteResponse.decode(value),
   },
+  /**
+   * Sets a pending pod's spec.nodeName (and its PodScheduled condition) if it has none yet;
+   * a pod that is already bound (or being deleted) answers ABORTED (Conflict). Returns the pod.
+   */
+  bind: {
+    path: "/kubelab.v1.Resources/Bind" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BindRequest): Buffer => Buffer.from(BindRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BindRequest => BindRequest.decode(value),
+    responseSerialize: (value: ApiObject): Buffer => Buffer.from(ApiObject.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ApiObject => ApiObject.decode(value),
+  },
 } as const;
 
 export interface ResourcesServer extends UntypedServiceImplementation {
@@ -1638,6 +1750,11 @@ export interface ResourcesServer extends UntypedServiceImplementation {
   updateStatus: handleUnaryCall<UpdateRequest, ApiObject>;
   patch: handleUnaryCall<PatchRequest, ApiObject>;
   delete: handleUnaryCall<DeleteRequest, DeleteResponse>;
+  /**
+   * Sets a pending pod's spec.nodeName (and its PodScheduled condition) if it has none yet;
+   * a pod that is already bound (or being deleted) answers ABORTED (Conflict). Returns the pod.
+   */
+  bind: handleUnaryCall<BindRequest, ApiObject>;
 }
 
 export interface ResourcesClient extends Client {
@@ -1733,6 +1850,22 @@ export interface ResourcesClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Sets a pending pod's spec.nodeName (and its PodScheduled condition) if it has none yet;
+   * a pod that is already bound (or being deleted) answers ABORTED (Conflict). Returns the pod.
+   */
+  bind(request: BindRequest, callback: (error: ServiceError | null, response: ApiObject) => void): ClientUnaryCall;
+  bind(
+    request: BindRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ApiObject) => void,
+  ): ClientUnaryCall;
+  bind(
+    request: BindRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ApiObject) => void,
   ): ClientUnaryCall;
 }
 

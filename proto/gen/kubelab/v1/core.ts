@@ -154,6 +154,18 @@ export interface Pod {
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
+/**
+ * Assigns a pod to a node (Kubernetes' pods/binding): the scheduler's one write to a pod's
+ * spec. metadata names the pod (and may pin its uid); target names the node.
+ */
+export interface Binding {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?: ObjectMeta | undefined;
+  target?: ObjectReference | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
 export interface PodTemplateSpec {
   metadata?: ObjectMeta | undefined;
   spec?: PodSpec | undefined;
@@ -2148,6 +2160,105 @@ export const Pod: MessageFns<Pod> = {
             }
 
             message.status = PodStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseBinding(): Binding {
+  return {};
+}
+
+export const Binding: MessageFns<Binding> = {
+  encode(message: Binding, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiVersion !== undefined) {
+      writer.uint32(10).string(message.apiVersion);
+    }
+    if (message.kind !== undefined) {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.metadata !== undefined) {
+      ObjectMeta.encode(message.metadata, writer.uint32(26).fork()).join();
+    }
+    if (message.target !== undefined) {
+      ObjectReference.encode(message.target, writer.uint32(34).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Binding {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBinding();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiVersion = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.metadata = ObjectMeta.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.target = ObjectReference.decode(reader, reader.uint32());
             continue;
           }
         }
