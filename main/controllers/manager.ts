@@ -17,6 +17,7 @@ import type { Logger } from '../logging.js';
 import { garbageCollectorController } from './gc/controller.js';
 import { namespaceController } from './namespace/controller.js';
 import { nodeLifecycleController } from './nodelifecycle/controller.js';
+import { schedulerController } from './scheduler/controller.js';
 import { taintEvictionController } from './tainteviction/controller.js';
 import type { Controller, ControllerConfig, ControllerContext, ControllerDefinition } from './types.js';
 
@@ -26,6 +27,7 @@ export const CONTROLLERS: ControllerDefinition[] = [
   garbageCollectorController,
   nodeLifecycleController,
   taintEvictionController,
+  schedulerController,
 ];
 
 export interface LeaderElectionConfig {

@@ -12,6 +12,8 @@ export interface MetricSpec {
   help: string;
   labelNames?: string[];
   buckets?: number[];
+  /** Gauges: called at scrape time to set the values. */
+  collect?: (this: Gauge) => void;
 }
 
 export function metric<K extends Kind>(
@@ -22,12 +24,13 @@ export function metric<K extends Kind>(
   if (!registry) return undefined;
   const existing = registry.getSingleMetric(spec.name);
   if (existing) return existing as unknown as MetricOf<K>;
-  const options = { ...spec, labelNames: spec.labelNames ?? [], registers: [registry] };
+  const { collect, ...rest } = spec;
+  const options = { ...rest, labelNames: spec.labelNames ?? [], registers: [registry] };
   switch (kind) {
     case 'counter':
       return new Counter(options) as MetricOf<K>;
     case 'gauge':
-      return new Gauge(options) as MetricOf<K>;
+      return new Gauge({ ...options, ...(collect ? { collect } : {}) }) as MetricOf<K>;
     default:
       return new Histogram(options) as MetricOf<K>;
   }
