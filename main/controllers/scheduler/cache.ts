@@ -101,9 +101,7 @@ export class SchedulerCache {
   private setNode(node: Node): void {
     const name = node.metadata!.name!;
     const existing = this.nodes.get(name);
-    const info = newNodeInfo(node);
-    for (const p of existing?.info.pods.values() ?? []) addPod(info, p);
-    this.nodes.set(name, { info, real: true });
+    this.nodes.set(name, { info: newNodeInfo(node, existing?.info.pods.values()), real: true });
     this.list = undefined;
   }
 

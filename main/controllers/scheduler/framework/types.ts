@@ -3,15 +3,10 @@
  * plugin sees of a pod and of a node, and what filters and scores answer. Plugins are pure:
  * they read these and return values; the scheduler does everything else.
  */
+import type { Resources } from '../../../../client/api/resources.js';
 import type { Node, Pod } from '../../../../client/api/types.js';
 
-/** Amounts in base units: milli-CPUs, bytes, bytes, pods. */
-export interface Resources {
-  milliCPU: number;
-  memory: number;
-  ephemeralStorage: number;
-  pods: number;
-}
+export type { Resources };
 
 export interface PodInfo {
   pod: Pod;
