@@ -5,7 +5,7 @@
  */
 import { ApiError } from './api/errors.js';
 import { kindInfo, resolveKind } from './api/kinds.js';
-import type { LocalWatch, LocalWatchSink, WriteRequest } from './api/local.js';
+import type { LocalLogSink, LocalLogStream, LocalWatch, LocalWatchSink, WriteRequest } from './api/local.js';
 import type {
   BindRequest,
   DeleteRequest,
@@ -15,12 +15,16 @@ import type {
   KubeObject,
   ListRequest,
   ListResult,
+  LogsRequest,
   PatchRequest,
   Pod,
   WatchEvent,
   WatchRequest,
 } from './api/types.js';
+import { LogQueue, type LogStream } from './logstream.js';
 import { retrying, type RetryPolicy } from './retry.js';
+
+export type { LogStream } from './logstream.js';
 
 /** What a transport carries: the apiserver's request surface, minus the identity. */
 export interface Transport {
@@ -33,6 +37,8 @@ export interface Transport {
   patch(req: PatchRequest): Promise<KubeObject>;
   delete(req: DeleteRequest): Promise<{ object: KubeObject; deleted: boolean }>;
   bind(req: BindRequest): Promise<KubeObject>;
+  /** Opens a pod's log; resolves once it is open, the bytes then go to `sink`. */
+  logs(req: LogsRequest, sink: LocalLogSink): Promise<LocalLogStream>;
   /** Drops the connection and dials again (a connection that went silent). */
   reconnect?(): void;
   close(): void;
@@ -80,6 +86,26 @@ export interface BindOptions {
   /** Bind only this incarnation of the pod (a pod deleted and created again has a new uid). */
   uid?: string;
   dryRun?: boolean;
+}
+
+/** Kubernetes' PodLogOptions (`kubectl logs` flags in brackets). */
+export interface LogsOptions {
+  /** Which container; may be left out when the pod has only one [-c]. */
+  container?: string;
+  /** Only this many lines from the end [--tail]. */
+  tailLines?: number;
+  /** Keep streaming new lines until stopped [-f]. */
+  follow?: boolean;
+  /** The container's previous instance, before its last restart [-p]. */
+  previous?: boolean;
+  /** Prefix each line with its RFC 3339 timestamp [--timestamps]. */
+  timestamps?: boolean;
+  /** Only lines of the last N seconds [--since]; not with sinceTime. */
+  sinceSeconds?: number;
+  /** Only lines at or after this RFC 3339 time [--since-time]; not with sinceSeconds. */
+  sinceTime?: string;
+  /** Stop after this many bytes [--limit-bytes]. */
+  limitBytes?: number;
 }
 
 export interface DeleteOptions {
@@ -134,6 +160,13 @@ export interface Client {
    */
   bind(namespace: string, podName: string, nodeName: string, options?: BindOptions): Promise<Pod>;
   /**
+   * A container's log (Kubernetes' pods/log), relayed from the pod's agent: resolves once the
+   * stream is open (errors: the pod is missing, not scheduled, its agent not connected, the
+   * container ambiguous), then yields the bytes. Read it promptly: a reader that falls far
+   * behind a fast log has its stream ended with a TooManyRequests error.
+   */
+  logs(namespace: string, pod: string, options?: LogsOptions): Promise<LogStream>;
+  /**
    * Drops the connection and dials again: for a connection that went silent without closing
    * (a half-open TCP connection after sleep or a network change). In-process: nothing to do.
    */
@@ -143,7 +176,9 @@ export interface Client {
 
 /** A watch's events, buffered until the consumer takes them. */
 export class WatchQueue<T> implements Watch<T>, LocalWatchSink {
-  private readonly events: WatchEvent<T>[] = [];
+  private events: WatchEvent<T>[] = [];
+  /** Index of the next event to hand out: shift() would copy the array on every event. */
+  private head = 0;
   private waiting: (() => void) | undefined;
   private ended = false;
   private error: ApiError | undefined;
@@ -160,7 +195,7 @@ export class WatchQueue<T> implements Watch<T>, LocalWatchSink {
     if (this.ended) return false;
     this.events.push({ type, object: object as T });
     this.wake();
-    return this.events.length < this.maxBuffered;
+    return this.events.length - this.head < this.maxBuffered;
   }
 
   bookmark(resourceVersion: string, initialEventsEnd: boolean): void {
@@ -196,11 +231,23 @@ export class WatchQueue<T> implements Watch<T>, LocalWatchSink {
     w?.();
   }
 
+  private take(): WatchEvent<T> {
+    const event = this.events[this.head++];
+    if (this.head === this.events.length) {
+      this.events = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.events.length) {
+      this.events = this.events.slice(this.head);
+      this.head = 0;
+    }
+    return event;
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<WatchEvent<T>> {
     try {
       for (;;) {
-        if (this.events.length) {
-          yield this.events.shift()!;
+        if (this.head < this.events.length) {
+          yield this.take();
           continue;
         }
         if (this.ended) {
@@ -375,6 +422,26 @@ export class ApiClient implements Client {
     };
     // Never repeated: a repeat after a lost answer would only report that it is bound.
     return retrying(() => this.transport.bind(req), 'once', this.retry) as Promise<Pod>;
+  }
+
+  async logs(namespace: string, pod: string, options: LogsOptions = {}): Promise<LogStream> {
+    const req: LogsRequest = {
+      namespace,
+      name: pod,
+      container: options.container ?? '',
+      follow: options.follow ?? false,
+      previous: options.previous ?? false,
+      timestamps: options.timestamps ?? false,
+      sinceTime: options.sinceTime ?? '',
+      ...(options.tailLines !== undefined ? { tailLines: options.tailLines } : {}),
+      ...(options.sinceSeconds !== undefined ? { sinceSeconds: options.sinceSeconds } : {}),
+      ...(options.limitBytes !== undefined ? { limitBytes: options.limitBytes } : {}),
+    };
+    const queue = new LogQueue();
+    // Opening is a read: retried while the server is unreachable. Nothing has reached the
+    // queue before the stream is open, so a retry cannot repeat bytes.
+    queue.attach(await retrying(() => this.transport.logs(req, queue), 'read', this.retry));
+    return queue;
   }
 
   reconnect(): void {

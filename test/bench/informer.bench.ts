@@ -24,7 +24,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Registry } from 'prom-client';
 import type { Pod } from '../../client/api/types.js';
@@ -36,7 +36,7 @@ import { ControlPlane } from '../../main/controlplane.js';
 import { silentLogger } from '../../main/logging.js';
 import { REPO_ROOT, startChildControlPlane, type ChildControlPlane } from './lib/child.js';
 import { cpuMeter, type CpuShare } from './lib/cpu.js';
-import { settledHeap, type HeapReading } from './lib/heap.js';
+import { settledHeap } from './lib/heap.js';
 import type { MemoryChildConfig, MemoryChildResult } from './lib/informer-memory-child.js';
 import {
   controllerLikeHandlers,
@@ -47,6 +47,7 @@ import {
   withSeq,
   type DeliveryWindow,
   type ReflectorFigures,
+  ReplayClient,
 } from './lib/informers.js';
 import { machineInfo, type MachineInfo } from './lib/machine.js';
 import { appendSection, table } from './lib/report.js';
@@ -95,8 +96,13 @@ const STEADY_WRITES = 2000;
 const MAX_WRITES = 6000;
 const BACKLOG_WRITES = 10_000;
 const WARMUP_WRITES = 3000;
+/** Events put at once in the watch of the informer alone (no server): as many as the backlog, and more. */
+const ALONE_SIZES = [BACKLOG_WRITES, 50_000];
+const aloneName = (n: number) => `informer alone, ${fmt(n, 0)} events`;
 /** Writers filling the memory phase's control plane. */
 const FILL_WRITERS = 64;
+/** Interleaved repetitions of the memory measurement (gRPC, in-process). */
+const MEMORY_REPS = 3;
 const NS = 'bench-informer';
 const MEMORY_NS = 'bench-memory';
 
@@ -279,14 +285,71 @@ async function runCase(s: Setup, mode: Mode, round: number, profileDir?: string)
   } finally {
     clearInterval(sampler);
     s.gate.release();
-    if (stopProfile) {
-      const top = await stopProfile();
-      log(
-        `profile of ${s.name} ${mode}${mode === 'backlog' ? ' (delivery only)' : ''}, self time:\n` +
-          top.map((t) => `    ${fmt(t.selfPct, 1).padStart(5)}%  ${t.fn}`).join('\n'),
-      );
-    }
+    if (stopProfile)
+      logProfile(`${s.name} ${mode}${mode === 'backlog' ? ' (delivery only)' : ''}`, await stopProfile());
   }
+}
+
+/**
+ * The informer alone: a fresh informer on a client with no server (ReplayClient) lists the
+ * PODS Pods, then `n` prepared MODIFIED events are put in its watch at once.
+ */
+async function aloneCase(base: Pod[], n: number, round: number, profileDir?: string): Promise<CaseResult> {
+  let rv = Number(base.reduce((m, p) => Math.max(m, Number(p.metadata?.resourceVersion)), 0));
+  const tracker = new DeliveryTracker(n, HANDLERS);
+  const events: Pod[] = [];
+  for (let k = 0; k < n; k++) {
+    const pod = withSeq(base[k % base.length], tracker.take());
+    events.push({ ...pod, metadata: { ...pod.metadata, resourceVersion: String(++rv) } });
+  }
+  const replay = new ReplayClient(base, String(rv - n));
+  const factory = new SharedInformerFactory(replay.client, {
+    metrics: prometheusReflectorMetrics(new Registry()),
+  });
+  const informer = factory.informerFor('Pod');
+  const registrations = controllerLikeHandlers((pod) => tracker.handled(pod)).map((h) =>
+    informer.addEventHandler(h),
+  );
+  try {
+    factory.start();
+    if (!(await factory.waitForCacheSync(30_000))) throw new Error('the informer alone did not sync');
+    await replay.watching();
+    let maxPending = 0;
+    const sampler = setInterval(() => {
+      for (const r of registrations) maxPending = Math.max(maxPending, r.pending());
+    }, 10);
+    const stopProfile = profileDir
+      ? await profileThisProcess(join(profileDir, `informer-backlog-alone-${n}.cpuprofile`))
+      : undefined;
+    const stopCpu = cpuMeter({ bench: process.pid });
+    const t0 = nowMs();
+    for (let seq = 0; seq < n; seq++) tracker.sent(seq, t0);
+    replay.push(events);
+    if (!(await tracker.waitAll(n, 60_000))) log('informer alone: not every event was handled in 60 s');
+    const cpu = stopCpu();
+    clearInterval(sampler);
+    if (stopProfile) logProfile(aloneName(n), await stopProfile());
+    const delivery = tracker.window(0, n, t0);
+    return {
+      setup: aloneName(n),
+      mode: 'backlog',
+      round,
+      delivery,
+      writesPerSec: NaN,
+      writerLagMs: 0,
+      maxPending,
+      cpu,
+    };
+  } finally {
+    factory.shutdown();
+  }
+}
+
+function logProfile(what: string, top: Array<{ fn: string; selfPct: number }>): void {
+  log(
+    `profile of ${what}, self time:\n` +
+      top.map((t) => `    ${fmt(t.selfPct, 1).padStart(5)}%  ${t.fn}`).join('\n'),
+  );
 }
 
 interface EventResults {
@@ -357,6 +420,20 @@ async function eventsPhase(args: Args, cleanup: Cleanup, nodeArgs: string[]): Pr
         );
       }
     }
+    for (const n of ALONE_SIZES) {
+      await sleep(300);
+      const alone = await aloneCase(
+        setups[0].pods.map((p) => p.obj),
+        n,
+        round,
+        round === 1 ? args.profileDir : undefined,
+      );
+      cases.push(alone);
+      log(
+        `round ${round} ${aloneName(n)}: ${fmt(alone.delivery.perSec, 0)} events/s handled by all ${HANDLERS} ` +
+          `(${alone.delivery.events} events in ${fmt(alone.delivery.seconds)} s; CPU ${fmtCpu(alone.cpu)})`,
+      );
+    }
   }
 
   const out: EventResults = { cases, setups: [] };
@@ -379,11 +456,19 @@ async function eventsPhase(args: Args, cleanup: Cleanup, nodeArgs: string[]): Pr
 
 interface MemoryRow {
   how: string;
-  objects: number;
-  listSyncMs: number;
-  listMs: number;
-  before: HeapReading;
-  after: HeapReading;
+  runs: MemoryChildResult[];
+}
+
+function perObject(r: MemoryChildResult): number {
+  return (r.after.heapUsed - r.before.heapUsed) / r.objects;
+}
+
+function logMemory(what: string, r: MemoryChildResult): void {
+  log(
+    `memory: ${what}: ${fmt(r.objects, 0)} objects, list+sync ${fmt(r.listSyncMs, 0)} ms ` +
+      `(list ${fmt(r.listMs, 0)} ms); heap ${fmt(r.before.heapUsed / 2 ** 20, 1)} → ` +
+      `${fmt(r.after.heapUsed / 2 ** 20, 1)} MiB, ${fmt(perObject(r), 0)} bytes/object`,
+  );
 }
 
 interface MemoryResults {
@@ -437,57 +522,52 @@ async function memoryPhase(args: Args, cleanup: Cleanup): Promise<MemoryResults>
   });
   const fillSeconds = (nowMs() - t0) / 1000;
   log(`memory: ${fmt(n, 0)} Pods in ${fmt(fillSeconds)} s`);
-  const rows: MemoryRow[] = [];
 
-  // gRPC: the informer in its own process, so its heap holds the client's copies only.
-  log('memory: informer over gRPC in a child process (node --expose-gc)');
-  const r = await runMemoryChild({
-    server: `127.0.0.1:${cp.port}`,
-    token: cp.adminToken,
-    caPem: cp.pki!.caPem,
-    syncTimeoutMs: 240_000,
-  });
-  rows.push({
+  const grpcRow: MemoryRow = {
     how: 'gRPC (TLS + token), informer in its own process: objects decoded into its own copies',
-    ...r,
-  });
-  log(
-    `memory: gRPC: ${fmt(r.objects, 0)} objects, list+sync ${fmt(r.listSyncMs, 0)} ms, heap +${fmt(
-      (r.after.heapUsed - r.before.heapUsed) / r.objects,
-      0,
-    )} bytes/object`,
-  );
-
-  // In-process: the same ControlPlane; the cache holds the watch cache's frozen objects.
-  const registry = new Registry();
-  const factory = new SharedInformerFactory(client, { metrics: prometheusReflectorMetrics(registry) });
-  cleanup.add('memory informer', () => factory.shutdown());
-  const informer = factory.informerFor('Pod');
-  await client.list('Pod', { limit: 100 });
-  const before = await settledHeap();
-  const t1 = nowMs();
-  factory.start();
-  if (!(await factory.waitForCacheSync(240_000))) throw new Error('the in-process informer did not sync');
-  const listSyncMs = nowMs() - t1;
-  const after = await settledHeap();
-  const objects = informer.list().length;
-  rows.push({
+    runs: [],
+  };
+  const inprocRow: MemoryRow = {
     how: 'in-process client (cp.client()): objects shared with the apiserver watch cache',
-    objects,
-    listSyncMs,
-    listMs: (await reflectorFigures(registry)).lastListSeconds * 1000,
-    before,
-    after,
-  });
-  log(
-    `memory: in-process: ${fmt(objects, 0)} objects, list+sync ${fmt(listSyncMs, 0)} ms, heap +${fmt(
-      (after.heapUsed - before.heapUsed) / objects,
-      0,
-    )} bytes/object`,
-  );
-  await cleanup.now('memory informer');
+    runs: [],
+  };
+  for (let rep = 1; rep <= MEMORY_REPS; rep++) {
+    // gRPC: the informer in its own process, so its heap holds the client's copies only.
+    const r = await runMemoryChild({
+      server: `127.0.0.1:${cp.port}`,
+      token: cp.adminToken,
+      caPem: cp.pki!.caPem,
+      syncTimeoutMs: 240_000,
+    });
+    grpcRow.runs.push(r);
+    logMemory(`gRPC, child process (${rep}/${MEMORY_REPS})`, r);
+
+    // In-process: the same ControlPlane; the cache holds the watch cache's frozen objects.
+    const registry = new Registry();
+    const factory = new SharedInformerFactory(client, { metrics: prometheusReflectorMetrics(registry) });
+    cleanup.add('memory informer', () => factory.shutdown());
+    const informer = factory.informerFor('Pod');
+    await client.list('Pod', { limit: 100 });
+    const before = await settledHeap();
+    const t1 = nowMs();
+    factory.start();
+    if (!(await factory.waitForCacheSync(240_000))) throw new Error('the in-process informer did not sync');
+    const listSyncMs = nowMs() - t1;
+    const after = await settledHeap();
+    const run: MemoryChildResult = {
+      objects: informer.list().length,
+      listSyncMs,
+      listMs: (await reflectorFigures(registry)).lastListSeconds * 1000,
+      before,
+      after,
+    };
+    inprocRow.runs.push(run);
+    logMemory(`in-process (${rep}/${MEMORY_REPS})`, run);
+    await cleanup.now('memory informer');
+  }
   await cleanup.now('memory control plane');
   await cleanup.now('memory data dir');
+  const rows = [grpcRow, inprocRow];
   return { objects: n, fillSeconds, rows };
 }
 
@@ -509,6 +589,7 @@ function render(
   memory: MemoryResults | undefined,
   started: Date,
   seconds: number,
+  load: [number, number],
 ): string {
   const out: string[] = [];
   out.push(
@@ -518,9 +599,15 @@ function render(
   out.push(
     `Machine: ${machine.cpu}, ${machine.cores} cores, ${fmt(machine.ramGiB, 1)} GiB RAM, ${machine.os}; ` +
       `Node ${machine.node}. kubelab ${machine.commit}. Pods of ${objectBytes} bytes of JSON as stored ` +
-      `(labels, a controller owner reference, a node name and a ${padBytes()}-byte padding annotation). ` +
+      (padBytes() > 0
+        ? `(labels, a controller owner reference, a node name and a ${padBytes()}-byte padding annotation). `
+        : "(labels, a controller owner reference, a node name and the server's defaults; no padding needed). ") +
       'Control planes on SQLite without their in-process controllers (only the measured informer watches). ' +
-      `Whole run: ${fmt(seconds, 0)} s${args.profileDir ? ' (with CPU profiling in round 1)' : ''}.`,
+      `Whole run: ${fmt(seconds, 0)} s${args.profileDir ? ' (with CPU profiling in round 1)' : ''}; ` +
+      `1-minute load average ${fmt(load[0], 1)} at the start, ${fmt(load[1], 1)} at the end` +
+      (Math.max(...load) > machine.cores
+        ? ' (above the core count: other work shared the machine; read the figures with care).'
+        : '.'),
   );
   out.push('');
   if (events) {
@@ -529,60 +616,72 @@ function render(
     );
     out.push('');
     out.push(
-      `One Pod informer (cluster-wide, from \`SharedInformerFactory\`) with ${HANDLERS} handlers: an index of Pods by ` +
-        'owner (reads owner references), counts per app label and node plus the last resourceVersion per Pod ' +
-        '(reads labels and spec), and an async one that awaits before putting the owner key in a deduplicating ' +
-        `queue. ${fmt(PODS, 0)} Pods exist; each write is an Update (with the resourceVersion) of one of them, ` +
-        'round-robin, carrying its sequence number; an event counts as handled when all three handlers have ' +
-        'returned for it; lag = handled by all three − the write call (so it includes the write itself). ' +
-        `Cases: **steady** — one writer issues ${fmt(STEADY_RATE, 0)} updates/s; **max** — ${WRITERS} writers ` +
-        'update as fast as the apiserver accepts (the informer keeps up if handled/s ≈ writes/s and the lag ' +
-        `stays near the write latency); **backlog** — the informer's watch is held (ended, and the reflector's ` +
-        `next watch kept waiting) while ${WRITERS} writers make ${fmt(BACKLOG_WRITES, 0)} updates, then let go: ` +
-        'the reflector watches from its last resourceVersion, the watch cache replays them all at once, and ' +
-        'handled/s = updates ÷ (last handled − release): the informer path at full speed with no writer ' +
-        'competing (in-process: watch-cache replay, the watch queue, DeltaFIFO, indexer, three handlers; gRPC: ' +
-        'also the server encoding the stream, TLS, HTTP/2 and protobuf decoding in this process). CPU = cores ' +
-        'used during the case by the bench process (writers + informer, and the server too in-process) and by ' +
-        'the server child.',
+      [
+        `- One Pod informer (cluster-wide, from \`SharedInformerFactory\`) with ${HANDLERS} handlers: an index of ` +
+          'Pods by owner (reads owner references), counts per app label and node plus the last resourceVersion ' +
+          'per Pod (reads labels and spec), and an async one that awaits before putting the owner key in a ' +
+          'deduplicating queue. An event counts as handled when all three have returned for it.',
+        `- ${fmt(PODS, 0)} Pods exist; each write is an Update (with the resourceVersion) of one of them, ` +
+          'round-robin, carrying its sequence number. Lag = handled by all three − the write call, so it ' +
+          'includes the write itself: compare it with the write call latency next to it.',
+        `- **steady**: one writer issues ${fmt(STEADY_RATE, 0)} updates/s. **max**: ${WRITERS} writers update as ` +
+          'fast as the apiserver takes them; the informer keeps up when handled/s = writes/s, the handlers never ' +
+          'have a backlog and the lag stays at the write latency — the writes are then the limit, not the informer.',
+        `- **backlog**: the informer's own maximum, with no writer competing: its watch is held (ended from this ` +
+          `side, the reflector's next watch kept waiting) while ${WRITERS} writers make ` +
+          `${fmt(BACKLOG_WRITES, 0)} updates, then let go; the reflector watches from its last resourceVersion, ` +
+          'the watch cache replays them all at once; handled/s = updates ÷ (last handled − release). In-process ' +
+          'this is the watch-cache replay, the watch queue, reflector, DeltaFIFO, indexer and the three handlers; ' +
+          "over gRPC also the server's stream, TLS, HTTP/2 and protobuf decoding in the bench process.",
+        '- **informer alone**: the same informer and handlers on a client with no server (test/bench/lib/' +
+          'informers.ts `ReplayClient`): prepared MODIFIED events (the in-process Pods, new resourceVersion and ' +
+          `sequence number) are put in its watch queue at once, ${ALONE_SIZES.map((n) => fmt(n, 0)).join(' and ')}.`,
+        '- CPU: cores used during the case (for backlog: during the delivery) by the bench process (writers and ' +
+          'informer, and the server too for in-process) and by the server child, in the median round.',
+      ].join('\n'),
     );
     out.push('');
     const rows: string[][] = [];
+    const setupNames = [...events.setups.map((s) => s.name), ...ALONE_SIZES.map(aloneName)];
     for (const mode of MODES) {
-      for (const s of events.setups) {
-        const rs = events.cases.filter((c) => c.mode === mode && c.setup === s.name);
+      for (const name of setupNames) {
+        const rs = events.cases.filter((c) => c.mode === mode && c.setup === name);
         if (!rs.length) continue;
         const med = (f: (c: CaseResult) => number) => median(rs.map(f));
         const all = (f: (c: CaseResult) => number, d = 0) => `[${rs.map((c) => fmt(f(c), d)).join(', ')}]`;
-        const bestCpu = rs.reduce((a, b) => (b.delivery.perSec > a.delivery.perSec ? b : a)).cpu;
-        rows.push([
-          MODE_TEXT[mode],
-          s.name,
-          `**${fmt(
-            med((c) => c.delivery.perSec),
-            0,
-          )}** ${all((c) => c.delivery.perSec)}`,
-          mode === 'backlog'
-            ? `${fmt(
-                med((c) => c.delivery.seconds * 1000),
-                0,
-              )} ms to drain`
-            : `${fmt(med((c) => c.delivery.p50Ms))} ${all((c) => c.delivery.p50Ms, 1)}`,
-          mode === 'backlog'
-            ? '–'
-            : `${fmt(med((c) => c.delivery.p99Ms))} ${all((c) => c.delivery.p99Ms, 1)}`,
-          (mode === 'steady'
-            ? `${fmt(STEADY_RATE, 0)} asked (writer ≤ ${fmt(Math.max(...rs.map((c) => c.writerLagMs)), 0)} ms late)`
-            : fmt(
+        const medianCpu = [...rs].sort((a, b) => a.delivery.perSec - b.delivery.perSec)[(rs.length - 1) >> 1]
+          .cpu;
+        const isAlone = !events.setups.some((s) => s.name === name);
+        const perSec = med((c) => c.delivery.perSec);
+        const lagP50 = `${fmt(med((c) => c.delivery.p50Ms))} ${all((c) => c.delivery.p50Ms, 1)}`;
+        const lagP99 = `${fmt(med((c) => c.delivery.p99Ms))} ${all((c) => c.delivery.p99Ms, 1)}`;
+        const drain = `${fmt(
+          med((c) => c.delivery.seconds * 1000),
+          0,
+        )} ms to drain`;
+        const writeLatency = `${fmt(med((c) => c.delivery.writeP50Ms))} / ${fmt(med((c) => c.delivery.writeP99Ms))}`;
+        const steadyLate = fmt(Math.max(...rs.map((c) => c.writerLagMs)), 0);
+        const writes = isAlone
+          ? '– (prepared events)'
+          : mode === 'steady'
+            ? `${fmt(STEADY_RATE, 0)} asked (writer ≤ ${steadyLate} ms late); ${writeLatency}`
+            : `${fmt(
                 med((c) => c.writesPerSec),
                 0,
-              )) + `; ${fmt(med((c) => c.delivery.writeP50Ms))} / ${fmt(med((c) => c.delivery.writeP99Ms))}`,
+              )}; ${writeLatency}`;
+        rows.push([
+          isAlone ? 'backlog: prepared events put in the watch at once, no server' : MODE_TEXT[mode],
+          name,
+          `**${fmt(perSec, 0)}** ${all((c) => c.delivery.perSec)}`,
+          mode === 'backlog' ? drain : lagP50,
+          mode === 'backlog' ? '–' : lagP99,
+          writes,
           fmt(
             med((c) => c.maxPending),
             0,
           ),
-          String(rs.reduce((a, c) => a + c.delivery.missing, 0)),
-          fmtCpu(bestCpu),
+          String(rs.reduce((n, c) => n + c.delivery.missing, 0)),
+          fmtCpu(medianCpu),
         ]);
       }
     }
@@ -604,6 +703,19 @@ function render(
       ),
     );
     out.push('');
+    const aloneRate = (n: number) =>
+      median(events.cases.filter((c) => c.setup === aloneName(n)).map((c) => c.delivery.perSec));
+    const [small, large] = [ALONE_SIZES[0], ALONE_SIZES[ALONE_SIZES.length - 1]];
+    const slowdown = aloneRate(small) / aloneRate(large);
+    if (slowdown > 1.5) {
+      out.push(
+        `With ${fmt(large, 0)} events queued at once the informer alone is ${fmt(slowdown, 1)}× slower per event ` +
+          `than with ${fmt(small, 0)}: the watch queue (\`WatchQueue\` in client/client.ts) takes each event ` +
+          'with `Array.prototype.shift()`, which copies the whole array once it is too large for V8 to trim in ' +
+          'place (~16,000 entries), so draining a large backlog costs O(n²).',
+      );
+      out.push('');
+    }
     out.push(
       'Reflector metrics (`informer_*` from client/cache/metrics.ts) at the end of the phase, per setup:',
     );
@@ -636,13 +748,14 @@ function render(
     out.push(
       `${fmt(memory.objects, 0)} Pods created through the in-process client with ${FILL_WRITERS} writers in ` +
         `${fmt(memory.fillSeconds, 0)} s (${fmt(memory.objects / memory.fillSeconds, 0)}/s), in one namespace. ` +
-        'Then a cluster-wide Pod informer with no handlers lists them through the API and syncs; heap used is read ' +
-        'after full GCs (`--expose-gc`) before the informer starts and after it has synced (code paths and the ' +
-        'connection warmed by a small list first). gRPC: the informer runs in a process of its own against the ' +
-        "in-process control plane's gRPC port, so its heap holds only the client. In-process: the informer runs " +
-        "inside the control plane's process; the apiserver hands it the watch cache's frozen objects, so only the " +
-        "informer's own structures are new. list+sync = `factory.start()` → `waitForCacheSync()`; list = the " +
-        "reflector's List call (from `informer_list_duration_seconds`).",
+        `Then, ${MEMORY_REPS} times each, interleaved (median first, every repetition in brackets), a cluster-wide ` +
+        'Pod informer with no handlers lists them through the API and syncs; heap used is read after full GCs ' +
+        '(`--expose-gc`) before the informer starts and after it has synced (code paths and the connection warmed ' +
+        'by a small list first). gRPC: the informer runs in a process of its own against the in-process control ' +
+        "plane's gRPC port, so its heap holds only the client. In-process: the informer runs inside the control " +
+        "plane's process; the apiserver hands it the watch cache's frozen objects, so only the informer's own " +
+        'structures are new. list+sync = `factory.start()` → `waitForCacheSync()`; the List call is the ' +
+        "reflector's (from `informer_list_duration_seconds`): request, server, transfer and decoding.",
     );
     out.push('');
     out.push(
@@ -651,24 +764,43 @@ function render(
           'informer',
           'objects',
           'list+sync ms',
-          'of which list ms',
-          'heap before → after MiB',
-          'heap bytes/object',
+          'of which the List call, ms',
+          'heap before → after, MiB (median run)',
+          'heap bytes per object',
           'rss Δ MiB',
           '× JSON size',
         ],
         ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
-        memory.rows.map((r) => {
-          const perObject = (r.after.heapUsed - r.before.heapUsed) / r.objects;
+        memory.rows.map((row) => {
+          const runs = row.runs;
+          const med = (f: (r: MemoryChildResult) => number) => median(runs.map(f));
+          const all = (f: (r: MemoryChildResult) => number) =>
+            `[${runs.map((r) => fmt(f(r), 0)).join(', ')}]`;
+          // The run with the median heap growth, for the before → after column.
+          const mid = [...runs].sort((a, b) => perObject(a) - perObject(b))[
+            Math.floor((runs.length - 1) / 2)
+          ];
           return [
-            r.how,
-            fmt(r.objects, 0),
-            fmt(r.listSyncMs, 0),
-            fmt(r.listMs, 0),
-            `${mib(r.before.heapUsed)} → ${mib(r.after.heapUsed)}`,
-            `**${fmt(perObject, 0)}**`,
-            mib(r.after.rss - r.before.rss),
-            `${fmt(perObject / objectBytes, 2)}×`,
+            row.how,
+            fmt(
+              med((r) => r.objects),
+              0,
+            ),
+            `${fmt(
+              med((r) => r.listSyncMs),
+              0,
+            )} ${all((r) => r.listSyncMs)}`,
+            `${fmt(
+              med((r) => r.listMs),
+              0,
+            )} ${all((r) => r.listMs)}`,
+            `${mib(mid.before.heapUsed)} → ${mib(mid.after.heapUsed)}`,
+            `**${fmt(med(perObject), 0)}** ${all(perObject)}`,
+            fmt(
+              med((r) => (r.after.rss - r.before.rss) / 2 ** 20),
+              0,
+            ),
+            `${fmt(med(perObject) / objectBytes, 2)}×`,
           ];
         }),
       ),
@@ -710,6 +842,7 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const started = new Date();
   const t0 = nowMs();
+  const loadAtStart = loadavg()[0];
   const cleanup = new Cleanup();
   const fail = (why: string, code: number) => {
     log(why);
@@ -744,7 +877,10 @@ async function main(): Promise<void> {
     await cleanup.runAll();
   }
 
-  const section = render(args, machine, objectBytes, events, memory, started, (nowMs() - t0) / 1000);
+  const section = render(args, machine, objectBytes, events, memory, started, (nowMs() - t0) / 1000, [
+    loadAtStart,
+    loadavg()[0],
+  ]);
   process.stdout.write('\n' + section);
   if (args.append) {
     const path = join(REPO_ROOT, 'BENCHMARKS.md');

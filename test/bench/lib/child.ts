@@ -30,6 +30,8 @@ export interface ChildControlPlane {
   readonly token: string;
   readonly caPem: string;
   readonly pid: number;
+  /** The server's --data-dir (admin.token, pki/, tokens.json, the store); removed by stop(). */
+  readonly dataDir: string;
   /** A typed gRPC client; `separateChannel` gives it its own connection. */
   client(separateChannel?: boolean): Client;
   stop(): Promise<void>;
@@ -118,6 +120,7 @@ export async function startChildControlPlane(options: ChildControlPlaneOptions):
     token,
     caPem,
     pid: child.pid ?? 0,
+    dataDir,
     client(separateChannel = false) {
       const c = grpcClient({
         server,

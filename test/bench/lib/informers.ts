@@ -7,7 +7,7 @@
 import type { Registry } from 'prom-client';
 import type { KindMap, KindName, Pod } from '../../../client/api/types.js';
 import type { EventHandler } from '../../../client/cache/informer.js';
-import type { Client, Watch, WatchOptions } from '../../../client/client.js';
+import { WatchQueue, type Client, type Watch, type WatchOptions } from '../../../client/client.js';
 import { benchPod, SEQ_ANNOTATION } from './systems.js';
 import { nowMs, percentileSorted, sleep, sortedCopy } from './stats.js';
 
@@ -324,6 +324,43 @@ export class WatchGate {
     this.open = undefined;
     this.releasedAt = nowMs();
     open?.();
+  }
+}
+
+/**
+ * A client with no server behind it, for the informer alone: List answers `items`, and the
+ * watch is a queue that the benchmark fills with prepared events (no transport, no decoding).
+ */
+export class ReplayClient {
+  readonly client: Client;
+  private queue: WatchQueue<Pod> | undefined;
+  private onWatch: (() => void) | undefined;
+
+  constructor(items: Pod[], resourceVersion: string) {
+    const watch = async (): Promise<Watch<Pod>> => {
+      const q = new WatchQueue<Pod>();
+      q.attach({ stop: () => undefined });
+      this.queue = q;
+      this.onWatch?.();
+      return q;
+    };
+    this.client = {
+      list: async () => ({ items, resourceVersion }),
+      watch,
+      reconnect: () => undefined,
+      close: () => this.queue?.stop(),
+    } as unknown as Client;
+  }
+
+  /** Resolves once the informer is watching. */
+  watching(): Promise<void> {
+    if (this.queue) return Promise.resolve();
+    return new Promise((resolve) => (this.onWatch = resolve));
+  }
+
+  /** Delivers `pods` as MODIFIED events, all at once. */
+  push(pods: Pod[]): void {
+    for (const p of pods) this.queue!.event('MODIFIED', p);
   }
 }
 
