@@ -17,6 +17,7 @@ export function inProcessTransport(api: LocalApi, identity: Identity): Transport
     patch: (req) => api.patch(identity, req),
     delete: (req) => api.delete(identity, req),
     bind: (req) => api.bind(identity, req),
+    logs: (req, sink) => api.logs(identity, req, sink),
     close: () => undefined,
   };
 }

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Identity } from '../client/api/local.js';
 import type { Client } from '../client/client.js';
 import { inProcessClient } from '../client/inprocess.js';
@@ -18,6 +18,7 @@ import { NodeCredentialRevoker } from './nodecredentials.js';
 import { ensurePki, type Pki } from './grpc/pki.js';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/server.js';
 import { TokenStore } from './grpc/tokens.js';
+import { TunnelRegistry } from './grpc/tunnel.js';
 import { createLogger, type Logger } from './logging.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import type { Storage } from './storage/types.js';
@@ -50,6 +51,8 @@ export interface ControlPlaneOptions {
   metricsListen?: string;
   /** Identity for leader election (default hostname_pid); used with the etcd store. */
   identity?: string;
+  /** Per log stream: bytes a slow reader may leave unread before its stream is stopped (default 4 MiB). */
+  logStreamBufferBytes?: number;
 }
 
 export const SYSTEM_IDENTITY: Identity = { name: 'system:kube-controller-manager', role: 'admin' };
@@ -71,6 +74,8 @@ export class ControlPlane {
     private readonly metricsServer: MetricsServer | undefined,
     private readonly memoryStorage: Storage,
     private readonly revoker: NodeCredentialRevoker,
+    /** The agents' tunnels: how pods/log reaches the nodes. */
+    readonly tunnels: TunnelRegistry,
   ) {}
 
   static async start(options: ControlPlaneOptions): Promise<ControlPlane> {
@@ -80,6 +85,10 @@ export class ControlPlane {
     const storage = await openStorage(options, clock);
     const memoryStorage = await openMemoryStorage(clock);
     let api: ApiServer | undefined;
+    const tunnels = new TunnelRegistry({
+      logger: logger.child({ component: 'tunnels' }),
+      maxBufferedBytesPerStream: options.logStreamBufferBytes,
+    });
     try {
       api = new ApiServer({
         memoryStorage,
@@ -88,6 +97,7 @@ export class ControlPlane {
         logger: logger.child({ component: 'apiserver' }),
         bookmarkMs: options.bookmarkMs,
         historyMs: options.historyMs,
+        logTunnels: tunnels,
       });
       await api.start();
       const tokens = new TokenStore(options.dataDir, clock);
@@ -99,10 +109,27 @@ export class ControlPlane {
         listen: options.listen ?? '0.0.0.0:6443',
         tls: pki ? { certPem: pki.certPem, keyPem: pki.keyPem } : undefined,
         pki,
+        tunnels,
         logger: logger.child({ component: 'grpc' }),
       });
       const metrics = new Registry();
       collectDefaultMetrics({ register: metrics });
+      new Gauge({
+        name: 'kubelab_agent_tunnels',
+        help: 'Agents with a live tunnel to this control plane (pods/log reaches their nodes)',
+        registers: [metrics],
+        collect() {
+          this.set(tunnels.nodes().length);
+        },
+      });
+      new Gauge({
+        name: 'kubelab_log_stream_buffered_bytes',
+        help: 'Log bytes handed to readers and not yet taken: what slow readers hold on this server',
+        registers: [metrics],
+        collect() {
+          this.set(tunnels.bufferedBytes);
+        },
+      });
       let controllerManager: ControllerManager | undefined;
       if (options.controllers !== false) {
         const store = options.store ?? 'sqlite';
@@ -138,6 +165,7 @@ export class ControlPlane {
         metricsServer,
         memoryStorage,
         revoker,
+        tunnels,
       );
     } catch (err) {
       api?.stop();
@@ -168,6 +196,8 @@ export class ControlPlane {
       await this.controllerManager?.stop();
       await this.metricsServer?.close();
       const closing = this.grpc.close();
+      // Tunnels never end by themselves: end them so the shutdown need not wait out its grace.
+      this.tunnels.close();
       this.api.stop();
       await closing;
       await this.storage.close();

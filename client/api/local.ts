@@ -10,6 +10,7 @@ import type {
   KubeObject,
   ListRequest,
   ListResult,
+  LogsRequest,
   PatchRequest,
   WatchEventType,
   WatchRequest,
@@ -50,6 +51,23 @@ export interface LocalWatch {
   stop(): void;
 }
 
+/**
+ * Where a log stream's bytes go. The producer counts what was handed over but not yet
+ * `taken` against a limit and stops a stream whose reader falls too far behind, so a slow
+ * reader never makes anyone buffer without bound.
+ */
+export interface LocalLogSink {
+  /** The next bytes; call `taken` once the reader has them (or dropped them). */
+  data(chunk: Buffer, taken: () => void): void;
+  /** The log ended: normally (its end, limitBytes, stop) without an error, or with one. */
+  end(err?: ApiError): void;
+}
+
+export interface LocalLogStream {
+  /** Stops the stream (the agent is told to stop reading the log); `end` is not called. */
+  stop(): void;
+}
+
 export interface LocalApi {
   get(id: Identity, req: GetRequest): Promise<KubeObject>;
   list(id: Identity, req: ListRequest): Promise<ListResult>;
@@ -60,4 +78,9 @@ export interface LocalApi {
   patch(id: Identity, req: PatchRequest): Promise<KubeObject>;
   delete(id: Identity, req: DeleteRequest): Promise<{ object: KubeObject; deleted: boolean }>;
   bind(id: Identity, req: BindRequest): Promise<KubeObject>;
+  /**
+   * Kubernetes' pods/log: resolves once the stream is open (authorized, the pod found, its
+   * agent connected); the bytes then go to `sink`.
+   */
+  logs(id: Identity, req: LogsRequest, sink: LocalLogSink): Promise<LocalLogStream>;
 }

@@ -46,6 +46,7 @@ export class FailoverTransport implements Transport {
   patch: Transport['patch'] = (req) => this.attempt((t) => t.patch(req));
   delete: Transport['delete'] = (req) => this.attempt((t) => t.delete(req));
   bind: Transport['bind'] = (req) => this.attempt((t) => t.bind(req));
+  logs: Transport['logs'] = (req, sink) => this.attempt((t) => t.logs(req, sink));
 
   reconnect(): void {
     this.transports[this.active].reconnect?.();

@@ -12,12 +12,13 @@ import {
 } from '../../proto/gen/kubelab/v1/api.js';
 import { ApiError } from '../api/errors.js';
 import { fromApiObject, resolveKind, toApiObject } from '../api/kinds.js';
-import type { LocalWatch, LocalWatchSink, WriteRequest } from '../api/local.js';
+import type { LocalLogSink, LocalLogStream, LocalWatch, LocalWatchSink, WriteRequest } from '../api/local.js';
 import type { DeleteResponse, KubeObject, ListResult } from '../api/types.js';
 import { ApiClient, type Client, type Transport } from '../client.js';
 import type { RetryPolicy } from '../retry.js';
 import { Connection, toApiErrorFromGrpc, type ConnectionOptions } from './connection.js';
 import { FailoverTransport } from './failover.js';
+import { openLogStream } from './logs.js';
 
 export interface GrpcClientOptions extends ConnectionOptions {
   retry?: RetryPolicy;
@@ -183,6 +184,10 @@ export class GrpcTransport implements Transport {
 
   async bind(req: Parameters<Transport['bind']>[0]): Promise<KubeObject> {
     return objectIn(await this.unary('bind', req));
+  }
+
+  logs(req: Parameters<Transport['logs']>[0], sink: LocalLogSink): Promise<LocalLogStream> {
+    return openLogStream(this.connection, req, sink);
   }
 
   async delete(req: Parameters<Transport['delete']>[0]): Promise<{ object: KubeObject; deleted: boolean }> {

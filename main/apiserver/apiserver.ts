@@ -8,7 +8,15 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../../client/api/errors.js';
 import type { KindInfo } from '../../client/api/kinds.js';
 import { fieldNames } from '../../client/api/schema.js';
-import type { Identity, LocalApi, LocalWatch, LocalWatchSink, WriteRequest } from '../../client/api/local.js';
+import type {
+  Identity,
+  LocalApi,
+  LocalLogSink,
+  LocalLogStream,
+  LocalWatch,
+  LocalWatchSink,
+  WriteRequest,
+} from '../../client/api/local.js';
 import type {
   BindRequest,
   DeleteRequest,
@@ -16,6 +24,7 @@ import type {
   KubeObject,
   ListRequest,
   ListResult,
+  LogsRequest,
   ObjectMeta,
   PatchRequest,
   Pod,
@@ -39,6 +48,13 @@ import { EventExpiry } from './eventttl.js';
 import { DEFAULT_MAX_OBJECT_BYTES, intakeObject, tooLarge } from './intake.js';
 import { nodeCanRead, nodeRestriction } from './noderestriction.js';
 import { applyPatch } from './patch.js';
+import {
+  chooseContainer,
+  notScheduled,
+  podLogOptions,
+  type LogTunnels,
+  type PodLogTarget,
+} from './podlogs.js';
 import { Registry } from './registry/index.js';
 import type { Strategy } from './registry/strategy.js';
 import {
@@ -68,6 +84,8 @@ export interface ApiServerOptions {
   eventTtlMs?: number;
   /** Extra admission for writes (e.g. the node restriction), run after the built-in plugins. */
   admission?: Array<(ctx: AdmissionContext) => void | Promise<void>>;
+  /** How pods/log reaches agents (the gRPC server's tunnel registry); absent: logs are unavailable. */
+  logTunnels?: LogTunnels;
 }
 
 /** A list whose items keep their cache entries (the wire layer reuses their encoding). */
@@ -98,6 +116,7 @@ export class ApiServer implements LocalApi {
   private readonly authorize: Authorizer;
   private readonly maxObjectBytes: number;
   private readonly extraAdmission: NonNullable<ApiServerOptions['admission']>;
+  private readonly logTunnels: LogTunnels | undefined;
 
   constructor(options: ApiServerOptions) {
     this.storage = options.storage;
@@ -107,6 +126,7 @@ export class ApiServer implements LocalApi {
     this.authorize = options.authorizer ?? roleAuthorizer;
     this.maxObjectBytes = options.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
     this.extraAdmission = options.admission ?? [];
+    this.logTunnels = options.logTunnels;
     this.registry = new Registry();
     const cacherOf = (storage: Storage, strategies: Strategy[]) =>
       new Cacher(
@@ -379,6 +399,48 @@ export class ApiServer implements LocalApi {
       const versions = (await storage.keyHistory?.(objectKey(info, undefined, name))) ?? [];
       if (!versions.length) throw notFound(info.kind, name);
       return versions.map((kv) => decodeStored(kv.value, kv.modRevision));
+    });
+  }
+
+  /**
+   * pods/log, the apiserver's half (Kubernetes' `get pods/log`): authorize, read the pod,
+   * check the options and choose the container. Says which node's agent to ask, and what.
+   */
+  async podLogTarget(id: Identity, req: LogsRequest): Promise<PodLogTarget> {
+    return this.guard(async () => {
+      const info = kindOf('Pod');
+      const namespace = this.namespaceOf(info, req.namespace) ?? 'default';
+      const name = this.requireName(info, req.name);
+      this.authorize(id, { verb: 'get', info, namespace, name, subresource: 'log' });
+      const kv = await this.backend(info).storage.get(objectKey(info, namespace, name));
+      if (!kv) throw notFound(info.kind, name, namespace);
+      const pod = decodeStored(kv.value, kv.modRevision) as Pod;
+      nodeCanRead(id, info, pod, 'log');
+      const options = podLogOptions(name, req, this.clock.now());
+      const container = chooseContainer(pod, req.container ?? '');
+      const nodeName = pod.spec?.nodeName;
+      if (!nodeName) throw notScheduled(namespace, name);
+      return {
+        namespace,
+        pod: name,
+        nodeName,
+        container,
+        request: { ...options, podUid: pod.metadata?.uid ?? '', container },
+      };
+    });
+  }
+
+  /** pods/log: the log of a pod's container, streamed from its node's agent to `sink`. */
+  async logs(id: Identity, req: LogsRequest, sink: LocalLogSink): Promise<LocalLogStream> {
+    return this.guard(async () => {
+      const target = await this.podLogTarget(id, req);
+      if (!this.logTunnels) {
+        throw new ApiError(
+          'FailedPrecondition',
+          'this apiserver has no connection to agents (it runs without the gRPC server); read logs through the control plane',
+        );
+      }
+      return this.logTunnels.openLogs(target, sink);
     });
   }
 

@@ -1,8 +1,9 @@
 /**
  * The node authorizer (Kubernetes' Node authorizer): a node credential reads what its node
- * needs — its Node, its Lease, its NodeMetrics, the pods bound to it, namespaces — and writes
- * only its own objects. This decides on the request line; NodeRestriction (admission) checks
- * the objects themselves (which node a pod is bound to, what an event is about).
+ * needs — its Node, its Lease, its NodeMetrics, the pods bound to it and their logs,
+ * namespaces — and writes only its own objects. This decides on the request line;
+ * NodeRestriction (admission) checks the objects themselves (which node a pod is bound to,
+ * what an event is about).
  */
 import type { Identity } from '../../client/api/local.js';
 import { forbidden, type RequestAttributes } from './auth.js';
@@ -53,6 +54,10 @@ export function nodeAuthorizer(id: Identity, attrs: RequestAttributes): void {
             deny(`nodes may only ${attrs.verb} pods with fieldSelector spec.nodeName=${self}`);
           return;
         case 'get':
+          // The pod and its log (pods/log); NodeRestriction checks the pod is bound to this node.
+          if (attrs.subresource && attrs.subresource !== 'log')
+            return deny(`nodes may not read pods/${attrs.subresource}`);
+          return;
         case 'delete':
           return; // NodeRestriction checks the pod is bound to this node.
         case 'update':

@@ -101,10 +101,20 @@ export async function nodeRestriction(ctx: AdmissionContext): Promise<void> {
   }
 }
 
-/** Reads a node may make of a single object (a pod: only one bound to it). */
-export function nodeCanRead(id: Identity, info: KindInfo, obj: KubeObject): void {
+/**
+ * Reads a node may make of a single object: a pod, or its log (pods/log), only when the pod
+ * is bound to it.
+ */
+export function nodeCanRead(id: Identity, info: KindInfo, obj: KubeObject, subresource?: 'log'): void {
   if (id.role !== 'node' || info.kind !== 'Pod') return;
   const pod = obj as Pod;
-  if (pod.spec?.nodeName !== id.nodeName)
-    throw denied(id, `read pod ${pod.metadata?.namespace}/${pod.metadata?.name}, which is not bound to it`);
+  if (pod.spec?.nodeName === id.nodeName) return;
+  const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+  if (subresource === 'log')
+    throw new ApiError(
+      'Forbidden',
+      `node "${id.nodeName}" may not read the logs of pod ${key}, which is not bound to it: a node credential may read (get pods/log) only the logs of pods bound to its own node; use an admin or viewer token`,
+      { kind: 'Pod', name: pod.metadata?.name, namespace: pod.metadata?.namespace },
+    );
+  throw denied(id, `read pod ${key}, which is not bound to it`);
 }

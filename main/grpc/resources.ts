@@ -25,6 +25,7 @@ import { kindOf } from '../apiserver/requests.js';
 import type { WatchSink } from '../apiserver/watchcache.js';
 import type { TokenStore } from './tokens.js';
 import { identityOf, rejectMalformed, unaryHandlers } from './handlers.js';
+import { logsHandler } from './logs.js';
 import { encodedObject, encodeList, encodeWatchEvent, toServiceError } from './wire.js';
 
 /** A watch whose client stopped reading is closed once this much is queued for it. */
@@ -131,6 +132,7 @@ export function resourcesHandlers(
     ),
     patch: unary<PatchRequest, Buffer>(async (id, req) => objectOut(await api.patch(id, req))),
     bind: unary<BindRequest, Buffer>(async (id, req) => objectOut(await api.bind(id, req))),
+    logs: logsHandler(api, tokens, logger),
     delete: unary<DeleteRequest, { object: ApiObject; deleted: boolean }>(async (id, req) => {
       const res = await api.delete(id, req);
       return { object: toApiObject(kindOf(res.object.kind), res.object), deleted: res.deleted };

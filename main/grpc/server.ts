@@ -1,6 +1,6 @@
 /**
- * The gRPC server: the Resources service, server reflection and the standard health service,
- * TLS by default with bearer tokens checked on every call (health excepted), keepalive pings
+ * The gRPC server: the Resources service, the agents' tunnels, server reflection and the
+ * standard health service, TLS by default with bearer tokens checked on every call (health excepted), keepalive pings
  * both ways so half-open connections are found. Plaintext is refused off loopback.
  */
 import * as grpc from '@grpc/grpc-js';
@@ -15,6 +15,9 @@ import type { TokenStore } from './tokens.js';
 import { safeService, serverDefinition, toServiceError } from './wire.js';
 import { BootstrapService, TokensService } from '../../proto/gen/kubelab/v1/cluster.js';
 import { MetricsService } from '../../proto/gen/kubelab/v1/metrics.js';
+import { AgentTunnelService } from '../../proto/gen/kubelab/v1/tunnel.js';
+import { agentTunnelHandlers } from './agenttunnel.js';
+import type { TunnelRegistry } from './tunnel.js';
 import { bootstrapHandlers, metricsHandlers, tokensHandlers } from './cluster.js';
 import type { Pki } from './pki.js';
 
@@ -31,6 +34,8 @@ export interface GrpcServerOptions {
   tls?: { certPem: string; keyPem: string };
   /** The cluster PKI, for agents joining (absent when plaintext). */
   pki?: Pki;
+  /** Where agents' tunnels (AgentTunnel.Connect) are kept; the apiserver reaches agents through it. */
+  tunnels: TunnelRegistry;
   logger: Logger;
 }
 
@@ -103,6 +108,10 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   server.addService(
     safeService(MetricsService),
     metricsHandlers(options.api, options.tokens, options.logger),
+  );
+  server.addService(
+    safeService(AgentTunnelService),
+    agentTunnelHandlers(options.tunnels, options.tokens, options.logger),
   );
 
   addReflection(server);

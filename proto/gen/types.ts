@@ -14,6 +14,8 @@ export type {
   Preconditions,
   DeleteResponse,
   BindRequest,
+  LogsRequest,
+  LogChunk,
   ResourcesServer,
   ResourcesClient,
 } from './kubelab/v1/api.js';
@@ -125,3 +127,14 @@ export type {
   MetricsServer,
   MetricsClient,
 } from './kubelab/v1/metrics.js';
+export type {
+  TunnelDown,
+  TunnelOpen,
+  TunnelCancel,
+  TunnelUp,
+  TunnelHello,
+  TunnelData,
+  TunnelEnd,
+  AgentTunnelServer,
+  AgentTunnelClient,
+} from './kubelab/v1/tunnel.js';

@@ -34,6 +34,8 @@ async function start(prefix: string): Promise<TestControlPlane> {
     store: 'etcd',
     etcdEndpoints: [etcd.endpoint],
     etcdPrefix: prefix,
+    // Raw API semantics: no scheduler writing to the pods under test.
+    controllers: false,
   });
 }
 

@@ -108,6 +108,8 @@ describe("node A against node B's objects and other kinds", () => {
     ['create NodeMetrics B', () => a.create(metrics('node-b3'))],
     ['update NodeMetrics B', async () => a.update(clone(await admin.get('NodeMetrics', 'node-b')))],
     ['get a pod on B', () => a.get('Pod', 'on-b')],
+    ['read the logs of a pod on B', () => a.logs('default', 'on-b')],
+    ['read the logs of an unscheduled pod', () => a.logs('default', 'unscheduled')],
     [
       'update status of a pod on B',
       async () => a.updateStatus({ ...clone(await admin.get('Pod', 'on-b')), status: { phase: 'Running' } }),
@@ -197,6 +199,8 @@ describe('node A on its own objects', () => {
     ).toEqual(['on-a']);
     (await a.watch('Pod', { fieldSelector: 'spec.nodeName=node-a' })).stop();
     expect((await a.get('Pod', 'on-a')).metadata?.name).toBe('on-a');
+    // Its own pods' logs pass authorization (this apiserver has no agent tunnels to go further).
+    await expect(a.logs('default', 'on-a')).rejects.toMatchObject({ reason: 'FailedPrecondition' });
     await a.patch('Pod', 'on-a', { status: { phase: 'Running' } }, { subresource: 'status' });
     await a.create(event('ev-a', { kind: 'Node', name: 'node-a' }));
     await a.create(event('ev-pa', { kind: 'Pod', name: 'on-a', namespace: 'default' }));

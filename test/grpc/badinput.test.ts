@@ -15,7 +15,7 @@ let admin: Client;
 let raw: grpc.Client;
 
 beforeAll(async () => {
-  t = await startTestControlPlane();
+  t = await startTestControlPlane({ controllers: false });
   admin = t.client();
   raw = new grpc.Client(`127.0.0.1:${t.cp.port}`, grpc.credentials.createSsl(Buffer.from(t.caPem)), {
     'grpc.ssl_target_name_override': 'localhost',

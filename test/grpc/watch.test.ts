@@ -80,7 +80,7 @@ function follow(client: Client) {
 
 describe('gRPC watch', () => {
   it('resumes after the connection is cut and sees every event exactly once, in order', async () => {
-    t = await startTestControlPlane();
+    t = await startTestControlPlane({ controllers: false });
     proxy = await startProxy(t.cp.port);
     const watcher = t.client({ server: `127.0.0.1:${proxy.port}` });
     const writer = t.client();
@@ -113,7 +113,7 @@ describe('gRPC watch', () => {
   });
 
   it('answers OUT_OF_RANGE for a compacted resourceVersion; the client lists again and carries on', async () => {
-    t = await startTestControlPlane({ historyMs: 1 });
+    t = await startTestControlPlane({ historyMs: 1, controllers: false });
     const client = t.client();
     const before = (await client.list('Pod')).resourceVersion;
     await client.create(pod('a'));
@@ -140,7 +140,7 @@ describe('gRPC watch', () => {
   });
 
   it('a watch from "now" over gRPC starts with the current state', async () => {
-    t = await startTestControlPlane();
+    t = await startTestControlPlane({ controllers: false });
     const client = t.client();
     await client.create(pod('a'));
     const w = await client.watch('Pod');

@@ -234,6 +234,55 @@ export interface BindRequest {
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
+/** Kubernetes' PodLogOptions: which container's log, and how much of it. */
+export interface LogsRequest {
+  /** "" means "default". */
+  namespace?:
+    | string
+    | undefined;
+  /** The pod. */
+  name?:
+    | string
+    | undefined;
+  /** May be left empty when the pod has a single container. */
+  container?:
+    | string
+    | undefined;
+  /** Only this many lines from the end (0 or more); unset: the whole log. */
+  tailLines?:
+    | number
+    | undefined;
+  /** Keep the stream open and send new lines as they are written. */
+  follow?:
+    | boolean
+    | undefined;
+  /** The log of the container's previous instance (before its last restart). */
+  previous?:
+    | boolean
+    | undefined;
+  /** Prefix every line with its RFC 3339 timestamp. */
+  timestamps?:
+    | boolean
+    | undefined;
+  /** Only lines of the last N seconds (1 or more); at most one of sinceSeconds and sinceTime. */
+  sinceSeconds?:
+    | number
+    | undefined;
+  /** Only lines at or after this RFC 3339 time. */
+  sinceTime?:
+    | string
+    | undefined;
+  /** Stop after this many bytes (1 or more). */
+  limitBytes?: number | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** A piece of a log, in order; not necessarily whole lines. */
+export interface LogChunk {
+  data?: Buffer | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
 function createBaseApiObject(): ApiObject {
   return {};
 }
@@ -1650,6 +1699,237 @@ export const BindRequest: MessageFns<BindRequest> = {
   },
 };
 
+function createBaseLogsRequest(): LogsRequest {
+  return {};
+}
+
+export const LogsRequest: MessageFns<LogsRequest> = {
+  encode(message: LogsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.namespace !== undefined && message.namespace !== "") {
+      writer.uint32(10).string(message.namespace);
+    }
+    if (message.name !== undefined && message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.container !== undefined && message.container !== "") {
+      writer.uint32(26).string(message.container);
+    }
+    if (message.tailLines !== undefined) {
+      writer.uint32(32).int64(message.tailLines);
+    }
+    if (message.follow !== undefined && message.follow !== false) {
+      writer.uint32(40).bool(message.follow);
+    }
+    if (message.previous !== undefined && message.previous !== false) {
+      writer.uint32(48).bool(message.previous);
+    }
+    if (message.timestamps !== undefined && message.timestamps !== false) {
+      writer.uint32(56).bool(message.timestamps);
+    }
+    if (message.sinceSeconds !== undefined) {
+      writer.uint32(64).int64(message.sinceSeconds);
+    }
+    if (message.sinceTime !== undefined && message.sinceTime !== "") {
+      writer.uint32(74).string(message.sinceTime);
+    }
+    if (message.limitBytes !== undefined) {
+      writer.uint32(80).int64(message.limitBytes);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LogsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLogsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.namespace = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.container = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.tailLines = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.follow = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.previous = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.timestamps = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.sinceSeconds = longToNumber(reader.int64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.sinceTime = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.limitBytes = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseLogChunk(): LogChunk {
+  return {};
+}
+
+export const LogChunk: MessageFns<LogChunk> = {
+  encode(message: LogChunk, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.data !== undefined && message.data.length !== 0) {
+      writer.uint32(10).bytes(message.data);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LogChunk {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLogChunk();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
 export type ResourcesService = typeof ResourcesService;
 export const ResourcesService = {
   get: {
@@ -1738,6 +2018,21 @@ export const ResourcesService = {
     responseSerialize: (value: ApiObject): Buffer => Buffer.from(ApiObject.encode(value).finish()),
     responseDeserialize: (value: Buffer): ApiObject => ApiObject.decode(value),
   },
+  /**
+   * Kubernetes' pods/log: a container's log, read by the pod's agent and relayed through the
+   * tunnel the agent keeps open to the control plane. Ends when the log does (or, with follow,
+   * when the container's log is closed); a client too slow to read a fast log gets
+   * RESOURCE_EXHAUSTED instead of the server buffering without end.
+   */
+  logs: {
+    path: "/kubelab.v1.Resources/Logs" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: LogsRequest): Buffer => Buffer.from(LogsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): LogsRequest => LogsRequest.decode(value),
+    responseSerialize: (value: LogChunk): Buffer => Buffer.from(LogChunk.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LogChunk => LogChunk.decode(value),
+  },
 } as const;
 
 export interface ResourcesServer extends UntypedServiceImplementation {
@@ -1755,6 +2050,13 @@ export interface ResourcesServer extends UntypedServiceImplementation {
    * a pod that is already bound (or being deleted) answers ABORTED (Conflict). Returns the pod.
    */
   bind: handleUnaryCall<BindRequest, ApiObject>;
+  /**
+   * Kubernetes' pods/log: a container's log, read by the pod's agent and relayed through the
+   * tunnel the agent keeps open to the control plane. Ends when the log does (or, with follow,
+   * when the container's log is closed); a client too slow to read a fast log gets
+   * RESOURCE_EXHAUSTED instead of the server buffering without end.
+   */
+  logs: handleServerStreamingCall<LogsRequest, LogChunk>;
 }
 
 export interface ResourcesClient extends Client {
@@ -1867,6 +2169,14 @@ export interface ResourcesClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ApiObject) => void,
   ): ClientUnaryCall;
+  /**
+   * Kubernetes' pods/log: a container's log, read by the pod's agent and relayed through the
+   * tunnel the agent keeps open to the control plane. Ends when the log does (or, with follow,
+   * when the container's log is closed); a client too slow to read a fast log gets
+   * RESOURCE_EXHAUSTED instead of the server buffering without end.
+   */
+  logs(request: LogsRequest, options?: Partial<CallOptions>): ClientReadableStream<LogChunk>;
+  logs(request: LogsRequest, metadata?: Metadata, options?: Partial<CallOptions>): ClientReadableStream<LogChunk>;
 }
 
 export const ResourcesClient = makeGenericClientConstructor(ResourcesService, "kubelab.v1.Resources") as unknown as {
@@ -1874,6 +2184,17 @@ export const ResourcesClient = makeGenericClientConstructor(ResourcesService, "k
   service: typeof ResourcesService;
   serviceName: string;
 };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

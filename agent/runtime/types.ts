@@ -1,0 +1,92 @@
+/**
+ * What the agent's pod manager needs from a container runtime, and what it hands the log
+ * tunnel. Runtimes: processes (the default), docker/podman (containers that name an image),
+ * and hollow (simulated, for scale tests). Times are clock milliseconds.
+ */
+
+/** One container, as the runtime starts it. */
+export interface ContainerSpec {
+  /** The pod's uid: containers of a pod, and their logs, live under it. */
+  podUid: string;
+  /** "namespace/name", for logs and messages. */
+  podKey: string;
+  /** The container's name in the pod. */
+  name: string;
+  /** How many times this container has been restarted (names its log file). */
+  restartCount: number;
+  /** command + args, resolved (never empty for a process). */
+  argv: string[];
+  env: Record<string, string>;
+  workingDir?: string;
+  /** For the docker/podman runtime: the image, and command and args apart (they replace the image's entrypoint and cmd). */
+  image?: string;
+  command?: string[];
+  args?: string[];
+  /** cgroup limits where the runtime can apply them. */
+  limits?: { milliCPU?: number; memoryBytes?: number };
+}
+
+/** How a container ended. */
+export interface ContainerExit {
+  exitCode: number;
+  /** The signal that ended it, if one did ("SIGKILL"). */
+  signal?: string;
+  finishedAt: number;
+  /** Kubernetes' terminated.reason: "Completed" for 0, "Error" otherwise, "OOMKilled" when known. */
+  reason: string;
+  /** Kubernetes' terminated.message: what went wrong and what to do ("ContainerCannotRun"). */
+  message?: string;
+}
+
+/** A container the runtime runs (or ran). */
+export interface RunningContainer {
+  /** Stable across agent restarts: "<podUid>/<name>/<restartCount>". */
+  id: string;
+  podUid: string;
+  name: string;
+  restartCount: number;
+  pid: number;
+  startedAt: number;
+  /** Settles when the container ends, however it ends (also if it ended while the agent was down). */
+  exited: Promise<ContainerExit>;
+}
+
+export interface Runtime {
+  /** Starts a container; resolves once it exists (throws with a message a person can act on). */
+  start(spec: ContainerSpec): Promise<RunningContainer>;
+  /**
+   * Asks it to stop: SIGTERM to its process group, SIGKILL after `gracePeriodMs` if it is still
+   * there. Resolves with how it ended.
+   */
+  stop(container: RunningContainer, gracePeriodMs: number): Promise<ContainerExit>;
+  /**
+   * The containers of earlier runs of this agent that are still running, or that ended while
+   * it was down (their exit recovered), so a restarted agent adopts them instead of starting
+   * copies.
+   */
+  recover(): Promise<RunningContainer[]>;
+  /** Forgets a pod's runtime state and logs (the pod is gone). */
+  removePod(podUid: string): Promise<void>;
+}
+
+/** What a Logs call asks for (Kubernetes' PodLogOptions). */
+export interface LogRequest {
+  podUid: string;
+  container: string;
+  /** Lines from the end (undefined: all). */
+  tailLines?: number;
+  follow?: boolean;
+  /** The previous instance of the container (the one before the last restart). */
+  previous?: boolean;
+  /** Prefix each line with an RFC 3339 timestamp. */
+  timestamps?: boolean;
+  /** Only lines newer than this (clock ms). */
+  sinceTime?: number;
+  /** Stop after this many bytes. */
+  limitBytes?: number;
+}
+
+/** Serves logs; `write` returns false when the reader went away (stop then). */
+export interface LogSource {
+  stream(req: LogRequest, write: (chunk: Buffer) => boolean, signal: AbortSignal): Promise<void>;
+}
