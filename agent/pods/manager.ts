@@ -1,0 +1,227 @@
+/**
+ * The pods of this node (the kubelet's pod manager and sync loop): watches the pods bound to
+ * the node, gives each a worker, and on start adopts the containers an earlier run of the agent
+ * left running — so an agent restart never starts a second copy and never stops a pod. The
+ * containers are separate processes: they keep running while the agent or the control plane
+ * is away.
+ */
+import { isPodTerminal } from '../../client/api/pods.js';
+import type { Container, Node, Pod } from '../../client/api/types.js';
+import { SharedInformerFactory } from '../../client/cache/factory.js';
+import type { SharedIndexInformer } from '../../client/cache/informer.js';
+import type { Client } from '../../client/client.js';
+import type { EventRecorder } from '../../client/events/recorder.js';
+import type { Clock } from '../../client/util/clock.js';
+import type { Logger } from '../logger.js';
+import type { Runtime, RunningContainer } from '../runtime/types.js';
+import { admitPod } from './admission.js';
+import { CrashLoopBackoff, type CrashLoopBackoffOptions } from './backoff.js';
+import { PodStatusManager } from './statusmanager.js';
+import { PodWorker, type ContainerProbes, type ProbeCallbacks } from './worker.js';
+
+export interface RuntimeChoice {
+  runtime: Runtime;
+  /** containerID scheme: "process", "docker", "podman", "hollow". */
+  scheme: string;
+}
+
+export interface PodManagerOptions {
+  client: Client;
+  nodeName: string;
+  clock: Clock;
+  logger: Logger;
+  recorder: EventRecorder;
+  /** Runs containers without an image. */
+  processes: RuntimeChoice;
+  /** Runs containers that name an image (docker or podman), when one is installed. */
+  images?: RuntimeChoice;
+  hostIP: () => string;
+  startProbes?: (
+    pod: Pod,
+    container: Container,
+    running: RunningContainer,
+    callbacks: ProbeCallbacks,
+  ) => ContainerProbes | undefined;
+  containerEnded?: (podUid: string, name: string, restartCount: number) => void;
+  /** How long an orphaned container (its pod gone while the agent was away) gets to stop. */
+  orphanGraceMs?: number;
+  crashLoopBackoff?: CrashLoopBackoffOptions;
+}
+
+export class PodManager {
+  private readonly factory: SharedInformerFactory;
+  private readonly pods: SharedIndexInformer<'Pod'>;
+  private readonly nodes: SharedIndexInformer<'Node'>;
+  private readonly workers = new Map<string, PodWorker>();
+  private readonly backoff: CrashLoopBackoff;
+  readonly statuses: PodStatusManager;
+  /** Containers from an earlier run, by pod uid, until their pods are known. */
+  private leftovers = new Map<string, Array<{ container: RunningContainer; choice: RuntimeChoice }>>();
+  private started = false;
+
+  constructor(private readonly options: PodManagerOptions) {
+    const { client, nodeName, clock, logger } = options;
+    this.backoff = new CrashLoopBackoff(options.crashLoopBackoff);
+    this.factory = new SharedInformerFactory(client, {
+      clock,
+      logger: logger.child({ component: 'pod-informer' }),
+    });
+    this.pods = this.factory.informerFor('Pod', { fieldSelector: `spec.nodeName=${nodeName}` });
+    this.nodes = this.factory.informerFor('Node', { fieldSelector: `metadata.name=${nodeName}` });
+    this.statuses = new PodStatusManager({
+      client,
+      clock,
+      logger,
+      cached: (namespace, name) => this.pods.get(name, namespace),
+    });
+  }
+
+  /** Adopts what runs, then starts watching; returns once the first list arrived (or at once if the control plane is away). */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    for (const choice of [this.options.processes, this.options.images]) {
+      if (!choice) continue;
+      for (const container of await choice.runtime.recover()) {
+        const list = this.leftovers.get(container.podUid) ?? [];
+        list.push({ container, choice });
+        this.leftovers.set(container.podUid, list);
+      }
+    }
+    if (this.leftovers.size) {
+      this.options.logger.info(
+        { pods: this.leftovers.size },
+        'found containers from an earlier run; adopting them once their pods are listed',
+      );
+    }
+    this.pods.addEventHandler({
+      onAdd: (pod) => this.podChanged(pod),
+      onUpdate: (_old, pod) => this.podChanged(pod),
+      onDelete: (pod) => this.workers.get(pod.metadata!.uid!)?.removed(),
+    });
+    this.nodes.addEventHandler({});
+    this.factory.start();
+    void this.pods.whenSynced().then(() => this.cleanOrphans());
+  }
+
+  /** Stops watching; the containers keep running (the next start adopts them). */
+  async stop(): Promise<void> {
+    this.factory.shutdown();
+    this.statuses.stop();
+    await Promise.all([...this.workers.values()].map((w) => w.settled()));
+    for (const w of this.workers.values()) w.detach();
+  }
+
+  /** Pods this node runs now (for tests and the node's status). */
+  runningPods(): Pod[] {
+    return this.pods.list().filter((p) => this.workers.has(p.metadata!.uid!));
+  }
+
+  /** Waits until every worker finished its sync and every status write landed (for tests). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.workers.values()].map((w) => w.settled()));
+    await this.statuses.settled();
+  }
+
+  private podChanged(pod: Pod): void {
+    const uid = pod.metadata!.uid!;
+    let worker = this.workers.get(uid);
+    if (!worker) {
+      const leftovers = this.leftovers.get(uid) ?? [];
+      this.leftovers.delete(uid);
+      // A pod that finished before this agent started stays finished: nothing to run again.
+      if (isPodTerminal(pod) && !leftovers.some((l) => l.container)) return;
+      worker = this.newWorker(pod);
+      this.workers.set(uid, worker);
+      for (const { container, choice } of leftovers) worker.adopt([container], choice.runtime, choice.scheme);
+    }
+    worker.update(pod);
+  }
+
+  private newWorker(pod: Pod): PodWorker {
+    const { processes, images, clock, logger, recorder } = this.options;
+    return new PodWorker(pod, {
+      runtime: processes.runtime,
+      runtimeFor: (container) => {
+        if (!container.image) {
+          if (!container.command?.length && !container.args?.length) {
+            return {
+              error: `container ${container.name} has neither a command nor an image: give it a command to run as a process`,
+            };
+          }
+          return processes;
+        }
+        if (images) return images;
+        return {
+          error: `container ${container.name} names image ${container.image}, but neither docker nor podman is installed on node ${this.options.nodeName}: install one, or drop the image and give a command to run it as a process`,
+        };
+      },
+      clock,
+      logger,
+      recorder,
+      backoff: this.backoff,
+      hostIP: this.options.hostIP,
+      admit: (p) => {
+        const node = this.nodes.get(this.options.nodeName);
+        if (!node) return { admit: true };
+        return admitPod(p, node, this.admittedPods(p));
+      },
+      publishStatus: (p, status) => this.statuses.set(p, status),
+      finalizeDeletion: async (p) => {
+        try {
+          await this.options.client.delete('Pod', p.metadata!.name!, {
+            namespace: p.metadata!.namespace,
+            gracePeriodSeconds: 0,
+            preconditions: { uid: p.metadata!.uid },
+          });
+        } catch (err) {
+          logger.warn(
+            { pod: `${p.metadata!.namespace}/${p.metadata!.name}`, err: (err as Error).message },
+            'final delete failed; it is retried when the pod is seen again',
+          );
+        }
+      },
+      startProbes: (p, c, running, callbacks) => this.options.startProbes?.(p, c, running, callbacks),
+      containerEnded: this.options.containerEnded,
+      onFinished: (uid) => {
+        this.workers.delete(uid);
+        this.statuses.forget(uid);
+        void processes.runtime.removePod(uid);
+        void images?.runtime.removePod(uid);
+      },
+    });
+  }
+
+  /** The pods this node already runs, for admission: not finished, not this one. */
+  private admittedPods(except: Pod): Pod[] {
+    return this.pods
+      .list()
+      .filter(
+        (p) =>
+          p.metadata?.uid !== except.metadata?.uid && this.workers.has(p.metadata!.uid!) && !isPodTerminal(p),
+      );
+  }
+
+  /** Containers whose pods are gone (deleted while the agent was away) are stopped and removed. */
+  private async cleanOrphans(): Promise<void> {
+    const orphans = [...this.leftovers.entries()];
+    this.leftovers = new Map();
+    for (const [uid, list] of orphans) {
+      this.options.logger.info(
+        { podUid: uid, containers: list.length },
+        'stopping containers of a pod that no longer exists',
+      );
+      await Promise.all(
+        list.map(({ container, choice }) =>
+          choice.runtime.stop(container, this.options.orphanGraceMs ?? 10_000),
+        ),
+      );
+      await Promise.all(list.map(({ choice }) => choice.runtime.removePod(uid)));
+    }
+  }
+
+  /** Exposed for node status: the node this manager works for, as last seen. */
+  node(): Node | undefined {
+    return this.nodes.get(this.options.nodeName);
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * A pod's status from the containers the agent runs (the kubelet's generateAPIPodStatus and
+ * getPhase), pure: phase, conditions, container statuses, start time and addresses.
+ */
+import { constants } from 'node:os';
+import type {
+  Container,
+  ContainerState,
+  ContainerStatus,
+  Pod,
+  PodCondition,
+  PodStatus,
+} from '../../client/api/types.js';
+import { rfc3339 } from '../../client/util/clock.js';
+import type { ContainerRecord } from './containers.js';
+
+export interface PodRuntimeState {
+  /** Container records by name (init and regular). */
+  containers: Map<string, ContainerRecord>;
+  /** All init containers have succeeded (or there are none). */
+  initialized: boolean;
+  /** When the agent first accepted the pod. */
+  startTime: number;
+  hostIP: string;
+  /** Set when the pod can never run (admission refused it, a container cannot be run). */
+  failed?: { reason: string; message: string };
+  /** "process" or "docker": the containerID scheme. */
+  runtimeName: string;
+}
+
+const signalNumber = (name: string | undefined): number | undefined =>
+  name ? (constants.signals as Record<string, number>)[name] : undefined;
+
+function stateOf(r: ContainerRecord): { state: ContainerState; lastState: ContainerState } {
+  const terminated = (l: NonNullable<ContainerRecord['lastExit']>): ContainerState => ({
+    terminated: {
+      exitCode: l.exit.exitCode,
+      ...(signalNumber(l.exit.signal) ? { signal: signalNumber(l.exit.signal) } : {}),
+      reason: l.exit.reason,
+      startedAt: rfc3339(l.startedAt),
+      finishedAt: rfc3339(l.exit.finishedAt),
+      containerID: l.containerID,
+    },
+  });
+  if (r.running) {
+    return {
+      state: { running: { startedAt: rfc3339(r.running.startedAt) } },
+      lastState: r.lastExit ? terminated(r.lastExit) : {},
+    };
+  }
+  if (r.waiting) {
+    return {
+      state: {
+        waiting: { reason: r.waiting.reason, ...(r.waiting.message ? { message: r.waiting.message } : {}) },
+      },
+      lastState: r.lastExit ? terminated(r.lastExit) : {},
+    };
+  }
+  if (r.lastExit) return { state: terminated(r.lastExit), lastState: {} };
+  return { state: { waiting: { reason: 'ContainerCreating' } }, lastState: {} };
+}
+
+export function containerStatus(
+  spec: Container,
+  r: ContainerRecord | undefined,
+  scheme: string,
+): ContainerStatus {
+  if (!r) {
+    return {
+      name: spec.name,
+      state: { waiting: { reason: 'PodInitializing' } },
+      ready: false,
+      restartCount: 0,
+      image: spec.image ?? '',
+      imageID: '',
+      started: false,
+    };
+  }
+  const { state, lastState } = stateOf(r);
+  return {
+    name: spec.name,
+    state,
+    lastState,
+    ready: !!r.running && r.ready,
+    restartCount: r.restartCount,
+    image: spec.image ?? '',
+    imageID: '',
+    ...(r.running
+      ? { containerID: `${scheme}://${r.running.id}` }
+      : r.lastExit
+        ? { containerID: r.lastExit.containerID }
+        : {}),
+    started: !!r.running && r.started,
+  };
+}
+
+/** Kubernetes' getPhase, from the regular containers' statuses. */
+export function podPhase(pod: Pod, statuses: ContainerStatus[], initialized: boolean): string {
+  if (!initialized) return 'Pending';
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
+  for (const s of statuses) {
+    if (s.state?.running) running++;
+    else if (s.state?.terminated) {
+      stopped++;
+      if (s.state.terminated.exitCode === 0) succeeded++;
+    } else if (s.state?.waiting) {
+      // A container waiting to restart has run before: it counts as stopped, not pending.
+      if (s.lastState?.terminated) stopped++;
+      else waiting++;
+    }
+  }
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  if (waiting > 0) return 'Pending';
+  if (running > 0) return 'Running';
+  if (stopped > 0) {
+    if (policy === 'Always') return 'Running';
+    if (stopped === succeeded) return 'Succeeded';
+    if (policy === 'Never') return 'Failed';
+    return 'Running';
+  }
+  return 'Pending';
+}
+
+function condition(
+  type: string,
+  status: boolean,
+  previous: PodCondition[] | undefined,
+  now: number,
+  reason?: string,
+  message?: string,
+): PodCondition {
+  const value = status ? 'True' : 'False';
+  const before = previous?.find((c) => c.type === type);
+  return {
+    type,
+    status: value,
+    lastTransitionTime:
+      before?.status === value && before.lastTransitionTime ? before.lastTransitionTime : rfc3339(now),
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
+  };
+}
+
+/** The whole status to write for the pod. */
+export function podStatus(pod: Pod, state: PodRuntimeState, now: number): PodStatus {
+  const previous = pod.status?.conditions;
+  const scheduled = previous?.find((c) => c.type === 'PodScheduled') ?? {
+    type: 'PodScheduled',
+    status: 'True',
+    lastTransitionTime: rfc3339(state.startTime),
+  };
+  const base: PodStatus = {
+    hostIP: state.hostIP,
+    hostIPs: [{ ip: state.hostIP }],
+    // Processes share the host's network: the pod's address is the node's.
+    podIP: state.hostIP,
+    podIPs: [{ ip: state.hostIP }],
+    startTime: rfc3339(state.startTime),
+    ...(pod.status?.qosClass ? { qosClass: pod.status.qosClass } : {}),
+  };
+  const initStatuses = (pod.spec?.initContainers ?? []).map((c) =>
+    containerStatus(c, state.containers.get(c.name ?? ''), state.runtimeName),
+  );
+  const statuses = (pod.spec?.containers ?? []).map((c) =>
+    containerStatus(c, state.containers.get(c.name ?? ''), state.runtimeName),
+  );
+  if (state.failed) {
+    return {
+      ...base,
+      phase: 'Failed',
+      reason: state.failed.reason,
+      message: state.failed.message,
+      conditions: [
+        scheduled,
+        condition('Initialized', state.initialized, previous, now),
+        condition('ContainersReady', false, previous, now, 'PodFailed'),
+        condition('Ready', false, previous, now, 'PodFailed'),
+      ],
+      ...(initStatuses.length ? { initContainerStatuses: initStatuses } : {}),
+      containerStatuses: statuses,
+    };
+  }
+  const phase = podPhase(pod, statuses, state.initialized);
+  const unready = statuses.filter((s) => !s.ready).map((s) => s.name);
+  const done = phase === 'Succeeded' || phase === 'Failed';
+  const ready = !done && unready.length === 0 && statuses.length > 0;
+  const notReadyReason = done ? 'PodCompleted' : 'ContainersNotReady';
+  const notReadyMessage = done ? undefined : `containers with unready status: [${unready.join(' ')}]`;
+  const initPending = (pod.spec?.initContainers ?? [])
+    .filter(
+      (c) =>
+        !state.containers.get(c.name ?? '')?.lastExit ||
+        state.containers.get(c.name ?? '')?.lastExit?.exit.exitCode !== 0,
+    )
+    .map((c) => c.name);
+  return {
+    ...base,
+    phase,
+    conditions: [
+      scheduled,
+      state.initialized
+        ? condition('Initialized', true, previous, now)
+        : condition(
+            'Initialized',
+            false,
+            previous,
+            now,
+            'ContainersNotInitialized',
+            `containers with incomplete status: [${initPending.join(' ')}]`,
+          ),
+      ready
+        ? condition('ContainersReady', true, previous, now)
+        : condition('ContainersReady', false, previous, now, notReadyReason, notReadyMessage),
+      ready
+        ? condition('Ready', true, previous, now)
+        : condition('Ready', false, previous, now, notReadyReason, notReadyMessage),
+    ],
+    ...(initStatuses.length ? { initContainerStatuses: initStatuses } : {}),
+    containerStatuses: statuses,
+  };
+}

@@ -1,0 +1,419 @@
+/**
+ * One pod's life on this node (the kubelet's pod worker and syncPod): admit it, run its init
+ * containers one by one, then its containers; restart them by the pod's restartPolicy with
+ * crash-loop backoff; follow their probes; stop them gracefully when the pod is deleted; and
+ * publish the pod's status after every change. Syncs of one pod never overlap: a change that
+ * arrives during a sync triggers another one after it.
+ */
+import { resourcesOf } from '../../client/api/resources.js';
+import type { Container, Pod } from '../../client/api/types.js';
+import type { EventRecorder } from '../../client/events/recorder.js';
+import type { Clock, TimerHandle } from '../../client/util/clock.js';
+import type { Logger } from '../logger.js';
+import type { ContainerExit, ContainerSpec, Runtime, RunningContainer } from '../runtime/types.js';
+import type { Admission } from './admission.js';
+import type { CrashLoopBackoff } from './backoff.js';
+import { newContainerRecord, type ContainerRecord } from './containers.js';
+import { podStatus, type PodRuntimeState } from './status.js';
+import type { PodStatus } from '../../client/api/types.js';
+
+/** Probes of one running container; the worker hears back through the callbacks. */
+export interface ContainerProbes {
+  stop(): void;
+}
+
+export interface ProbeCallbacks {
+  ready(ready: boolean): void;
+  started(): void;
+  /** The liveness probe failed its threshold: the container is restarted. */
+  unhealthy(message: string): void;
+}
+
+export interface PodWorkerDeps {
+  runtime: Runtime;
+  runtimeFor(container: Container): { runtime: Runtime; scheme: string } | { error: string };
+  clock: Clock;
+  logger: Logger;
+  recorder: EventRecorder;
+  backoff: CrashLoopBackoff;
+  hostIP: () => string;
+  /** Whether this node may run the pod (checked once, before anything starts). */
+  admit(pod: Pod): Admission;
+  publishStatus(pod: Pod, status: PodStatus): void;
+  /** The final delete of a pod whose containers are all stopped (grace 0). */
+  finalizeDeletion(pod: Pod): Promise<void>;
+  startProbes(
+    pod: Pod,
+    container: Container,
+    running: RunningContainer,
+    callbacks: ProbeCallbacks,
+  ): ContainerProbes | undefined;
+  /** The instance of a container ended (its log will not grow any more). */
+  containerEnded?(podUid: string, name: string, restartCount: number): void;
+  /** Called once the pod is gone and nothing of it runs any more. */
+  onFinished(uid: string): void;
+}
+
+const DEFAULT_GRACE_SECONDS = 30;
+
+export class PodWorker {
+  private pod: Pod;
+  private readonly state: PodRuntimeState;
+  private admitted = false;
+  /** The pod left the API (or is being deleted): stop everything. */
+  private terminating = false;
+  private removedFromApi = false;
+  private finished = false;
+  private syncing: Promise<void> | undefined;
+  private dirty = false;
+  private wakeTimer: TimerHandle | undefined;
+  private readonly probes = new Map<string, ContainerProbes>();
+  /** Instances being stopped on purpose (liveness, deletion): their exits are expected. */
+  private readonly stopping = new Set<string>();
+  /** Which runtime runs each instance (processes, or docker/podman for images). */
+  private readonly runtimes = new Map<string, Runtime>();
+
+  constructor(
+    pod: Pod,
+    private readonly deps: PodWorkerDeps,
+  ) {
+    this.pod = pod;
+    this.state = {
+      containers: new Map(),
+      initialized: (pod.spec?.initContainers ?? []).length === 0,
+      startTime: Date.parse(pod.status?.startTime ?? '') || deps.clock.now(),
+      hostIP: deps.hostIP(),
+      runtimeName: 'process',
+    };
+  }
+
+  get uid(): string {
+    return this.pod.metadata!.uid!;
+  }
+
+  get key(): string {
+    return `${this.pod.metadata!.namespace}/${this.pod.metadata!.name}`;
+  }
+
+  /** Containers of an earlier agent run of this pod: adopt them instead of starting copies. */
+  adopt(containers: RunningContainer[], runtime: Runtime, scheme: string): void {
+    if (containers.length) this.state.runtimeName = scheme;
+    for (const c of containers) this.runtimes.set(c.id, runtime);
+    // The newest instance of each container is the one that counts.
+    const newest = new Map<string, RunningContainer>();
+    for (const c of containers) {
+      const seen = newest.get(c.name);
+      if (!seen || c.restartCount > seen.restartCount) newest.set(c.name, c);
+    }
+    for (const c of newest.values()) {
+      const record = this.record(c.name);
+      record.restartCount = c.restartCount;
+      record.running = c;
+      record.waiting = undefined;
+      // Probes decide again; a container without probes is ready while it runs.
+      record.ready = false;
+      record.started = false;
+      this.watchExit(record, c);
+      this.admitted = true;
+    }
+    if (newest.size) {
+      const inits = this.pod.spec?.initContainers ?? [];
+      // Regular containers only start after the init containers succeeded.
+      if ((this.pod.spec?.containers ?? []).some((c) => newest.has(c.name ?? '')))
+        this.state.initialized = true;
+      else if (inits.length && !inits.some((c) => newest.has(c.name ?? ''))) this.state.initialized = false;
+    }
+  }
+
+  /** A newer version of the pod from the API. */
+  update(pod: Pod): void {
+    this.pod = pod;
+    if (pod.metadata?.deletionTimestamp) this.terminating = true;
+    this.wake();
+  }
+
+  /** The pod is gone from the API (force-deleted): stop what runs, then forget it. */
+  removed(): void {
+    this.removedFromApi = true;
+    this.terminating = true;
+    this.wake();
+  }
+
+  /** Waits for the current sync (for tests and shutdown). */
+  async settled(): Promise<void> {
+    while (this.syncing) await this.syncing;
+  }
+
+  /** Stops probes and timers without touching the containers (the agent is shutting down). */
+  detach(): void {
+    if (this.wakeTimer) this.deps.clock.clearTimeout(this.wakeTimer);
+    for (const p of this.probes.values()) p.stop();
+    this.probes.clear();
+    this.finished = true;
+  }
+
+  wake(): void {
+    if (this.finished) return;
+    if (this.syncing) {
+      this.dirty = true;
+      return;
+    }
+    this.syncing = this.syncLoop().finally(() => (this.syncing = undefined));
+  }
+
+  private async syncLoop(): Promise<void> {
+    do {
+      this.dirty = false;
+      try {
+        await this.sync();
+      } catch (err) {
+        this.deps.logger.error(
+          { pod: this.key, err: (err as Error).message },
+          'pod sync failed; retrying in 10 s',
+        );
+        this.wakeAt(this.deps.clock.now() + 10_000);
+      }
+    } while (this.dirty && !this.finished);
+  }
+
+  private async sync(): Promise<void> {
+    if (this.terminating) return this.terminate();
+    if (this.isDone()) return this.publish();
+    if (!this.admitted) {
+      const admission = this.deps.admit(this.pod);
+      if (!admission.admit) {
+        this.state.failed = { reason: admission.reason, message: admission.message };
+        this.deps.recorder.event(this.pod, 'Warning', admission.reason, admission.message);
+        this.deps.logger.warn({ pod: this.key, reason: admission.reason }, admission.message);
+        return this.publish();
+      }
+      this.admitted = true;
+    }
+    if (!this.state.initialized) await this.syncInitContainers();
+    if (this.state.initialized && !this.state.failed) {
+      for (const container of this.pod.spec?.containers ?? []) await this.syncContainer(container);
+    }
+    this.publish();
+  }
+
+  /** Init containers run one at a time, in order; each must succeed before the next. */
+  private async syncInitContainers(): Promise<void> {
+    for (const container of this.pod.spec?.initContainers ?? []) {
+      const record = this.record(container.name!);
+      if (record.running) return;
+      if (record.lastExit?.exit.exitCode === 0) continue;
+      if (record.lastExit && this.pod.spec?.restartPolicy === 'Never') {
+        this.state.failed = {
+          reason: 'Init:Error',
+          message: `init container ${container.name} exited with ${record.lastExit.exit.exitCode} and the pod's restartPolicy is Never`,
+        };
+        return;
+      }
+      await this.startIfDue(container, record);
+      return;
+    }
+    this.state.initialized = true;
+  }
+
+  private async syncContainer(container: Container): Promise<void> {
+    const record = this.record(container.name!);
+    if (record.running) return;
+    if (record.lastExit && !this.shouldRestart(record.lastExit.exit)) {
+      record.waiting = undefined;
+      return;
+    }
+    await this.startIfDue(container, record);
+  }
+
+  private shouldRestart(exit: ContainerExit): boolean {
+    const policy = this.pod.spec?.restartPolicy ?? 'Always';
+    return policy === 'Always' || (policy === 'OnFailure' && exit.exitCode !== 0);
+  }
+
+  private async startIfDue(container: Container, record: ContainerRecord): Promise<void> {
+    const now = this.deps.clock.now();
+    if (record.backoffUntil !== undefined && now < record.backoffUntil) {
+      const seconds = Math.round((record.backoffUntil - (record.lastExit?.exit.finishedAt ?? now)) / 1000);
+      record.waiting = {
+        reason: 'CrashLoopBackOff',
+        message: `back-off ${seconds}s restarting failed container=${container.name} pod=${this.pod.metadata?.name}_${this.pod.metadata?.namespace}(${this.uid})`,
+      };
+      this.wakeAt(record.backoffUntil);
+      return;
+    }
+    const chosen = this.deps.runtimeFor(container);
+    if ('error' in chosen) {
+      // Nothing on this node can run it: the pod fails with the reason, as a bad image would.
+      this.state.failed = { reason: 'RunContainerError', message: chosen.error };
+      record.waiting = { reason: 'RunContainerError', message: chosen.error };
+      this.deps.recorder.event(this.pod, 'Warning', 'Failed', chosen.error);
+      return;
+    }
+    this.state.runtimeName = chosen.scheme;
+    const restartCount = record.lastExit ? record.restartCount + 1 : record.restartCount;
+    const spec = containerSpec(this.pod, container, restartCount);
+    try {
+      const running = await chosen.runtime.start(spec);
+      this.runtimes.set(running.id, chosen.runtime);
+      record.restartCount = restartCount;
+      record.running = running;
+      record.waiting = undefined;
+      record.ready = !container.readinessProbe;
+      record.started = !container.startupProbe;
+      this.watchExit(record, running);
+      this.deps.recorder.event(this.pod, 'Normal', 'Started', `Started container ${container.name}`);
+      this.deps.logger.info(
+        { pod: this.key, container: container.name, restartCount, pid: running.pid },
+        'container started',
+      );
+    } catch (err) {
+      const message = (err as Error).message;
+      record.waiting = { reason: 'CreateContainerError', message };
+      record.backoffUntil = this.deps.clock.now() + 10_000;
+      this.deps.recorder.event(this.pod, 'Warning', 'Failed', `Error: ${message}`);
+      this.wakeAt(record.backoffUntil);
+    }
+  }
+
+  private watchExit(record: ContainerRecord, running: RunningContainer): void {
+    const container = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find(
+      (c) => c.name === record.name,
+    );
+    if (container && !this.terminating) {
+      const probes = this.deps.startProbes(this.pod, container, running, {
+        ready: (ready) => {
+          if (record.running !== running || record.ready === ready) return;
+          record.ready = ready;
+          this.wake();
+        },
+        started: () => {
+          if (record.running !== running || record.started) return;
+          record.started = true;
+          this.wake();
+        },
+        unhealthy: (message) => {
+          if (record.running !== running || this.stopping.has(running.id)) return;
+          this.deps.recorder.event(this.pod, 'Warning', 'Unhealthy', `Liveness probe failed: ${message}`);
+          this.deps.recorder.event(
+            this.pod,
+            'Normal',
+            'Killing',
+            `Container ${record.name} failed liveness probe, will be restarted`,
+          );
+          this.stopping.add(running.id);
+          void this.runtimeOf(running).stop(running, this.graceMs());
+        },
+      });
+      if (probes) this.probes.set(running.id, probes);
+    }
+    void running.exited.then((exit) => {
+      this.probes.get(running.id)?.stop();
+      this.probes.delete(running.id);
+      this.stopping.delete(running.id);
+      this.runtimes.delete(running.id);
+      this.deps.containerEnded?.(running.podUid, running.name, running.restartCount);
+      if (record.running !== running) return;
+      record.running = undefined;
+      record.ready = false;
+      record.started = false;
+      record.lastExit = {
+        exit,
+        startedAt: running.startedAt,
+        containerID: `${this.state.runtimeName}://${running.id}`,
+      };
+      record.waiting = undefined;
+      if (!this.terminating && this.shouldRestart(exit)) {
+        record.backoffUntil = this.deps.backoff.restartAt(`${this.uid}/${record.name}`, exit.finishedAt);
+      }
+      this.deps.logger.info(
+        { pod: this.key, container: record.name, exitCode: exit.exitCode, reason: exit.reason },
+        'container exited',
+      );
+      this.wake();
+    });
+  }
+
+  /** Deleted: SIGTERM everything, SIGKILL after the grace period, then the final delete. */
+  private async terminate(): Promise<void> {
+    const grace = this.graceMs();
+    const running = [...this.state.containers.values()].filter((r) => r.running);
+    for (const r of running) {
+      this.stopping.add(r.running!.id);
+      this.deps.recorder.event(this.pod, 'Normal', 'Killing', `Stopping container ${r.name}`);
+    }
+    await Promise.all(running.map((r) => this.runtimeOf(r.running!).stop(r.running!, grace)));
+    // Let the exit handlers record how each one ended.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.finished) return;
+    if (!this.removedFromApi) {
+      this.publish();
+      await this.deps.finalizeDeletion(this.pod);
+    }
+    this.detach();
+    this.deps.backoff.forget(`${this.uid}/`);
+    this.deps.onFinished(this.uid);
+  }
+
+  private runtimeOf(c: RunningContainer): Runtime {
+    return this.runtimes.get(c.id) ?? this.deps.runtime;
+  }
+
+  private graceMs(): number {
+    const seconds =
+      this.pod.metadata?.deletionGracePeriodSeconds ??
+      this.pod.spec?.terminationGracePeriodSeconds ??
+      DEFAULT_GRACE_SECONDS;
+    return Math.max(0, seconds) * 1000;
+  }
+
+  private isDone(): boolean {
+    if (this.state.failed) return true;
+    const phase = podStatus(this.pod, this.state, this.deps.clock.now()).phase;
+    return this.admitted && (phase === 'Succeeded' || phase === 'Failed');
+  }
+
+  private publish(): void {
+    this.state.hostIP = this.deps.hostIP();
+    this.deps.publishStatus(this.pod, podStatus(this.pod, this.state, this.deps.clock.now()));
+  }
+
+  private record(name: string): ContainerRecord {
+    let r = this.state.containers.get(name);
+    if (!r) this.state.containers.set(name, (r = newContainerRecord(name)));
+    return r;
+  }
+
+  private wakeAt(at: number): void {
+    if (this.wakeTimer) this.deps.clock.clearTimeout(this.wakeTimer);
+    this.wakeTimer = this.deps.clock.setTimeout(
+      () => {
+        this.wakeTimer = undefined;
+        this.wake();
+      },
+      Math.max(0, at - this.deps.clock.now()),
+    );
+  }
+}
+
+/** What the runtime needs to start one container of the pod. */
+export function containerSpec(pod: Pod, container: Container, restartCount: number): ContainerSpec {
+  const env: Record<string, string> = {};
+  for (const e of container.env ?? []) if (e.name) env[e.name] = e.value ?? '';
+  const argv = [...(container.command ?? []), ...(container.args ?? [])];
+  const limits = resourcesOf(container.resources?.limits);
+  return {
+    podUid: pod.metadata!.uid!,
+    podKey: `${pod.metadata!.namespace}/${pod.metadata!.name}`,
+    name: container.name!,
+    restartCount,
+    argv,
+    env,
+    ...(container.workingDir ? { workingDir: container.workingDir } : {}),
+    ...(limits.milliCPU || limits.memory
+      ? { limits: { milliCPU: limits.milliCPU || undefined, memoryBytes: limits.memory || undefined } }
+      : {}),
+    ...(container.image
+      ? { image: container.image, command: container.command ?? [], args: container.args ?? [] }
+      : {}),
+  };
+}

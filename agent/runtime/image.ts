@@ -1,0 +1,101 @@
+/**
+ * Containers that name an image run through the docker or podman CLI, under the same process
+ * supervision as any container: `docker run` stays in the foreground, forwards SIGTERM to the
+ * container, and exits with its exit code, so status, restarts, graceful stops and logs work
+ * the same. The container shares the host's network, like process pods.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { ContainerExit, ContainerSpec, RunningContainer, Runtime } from './types.js';
+
+const run = promisify(execFile);
+
+export type ImageCli = { cli: string; name: 'docker' | 'podman' };
+
+/** The first of docker and podman whose CLI answers and whose engine is reachable. */
+export async function detectImageCli(
+  candidates: Array<'docker' | 'podman'> = ['docker', 'podman'],
+): Promise<ImageCli | { error: string }> {
+  const problems: string[] = [];
+  for (const name of candidates) {
+    try {
+      await run(name, ['version', '--format', '{{.Server.Version}}'], { timeout: 5_000 });
+      return { cli: name, name };
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException & { stderr?: string };
+      problems.push(
+        e.code === 'ENOENT'
+          ? `${name} is not installed`
+          : `${name} is installed but its engine does not answer (${(e.stderr ?? e.message).trim().split('\n')[0]})`,
+      );
+    }
+  }
+  return { error: problems.join('; ') };
+}
+
+/** The `docker run` command line for a container (a unique name, so it can be removed by name). */
+export function imageRunArgv(cli: ImageCli, spec: ContainerSpec): string[] {
+  const name = containerName(spec);
+  const argv = [cli.cli, 'run', '--rm', '--name', name, '--network', 'host', '--init'];
+  for (const [k, v] of Object.entries(spec.env)) argv.push('--env', `${k}=${v}`);
+  if (spec.workingDir) argv.push('--workdir', spec.workingDir);
+  if (spec.limits?.milliCPU) argv.push('--cpus', String(spec.limits.milliCPU / 1000));
+  if (spec.limits?.memoryBytes) argv.push('--memory', `${spec.limits.memoryBytes}b`);
+  argv.push('--label', `io.kubelab.pod-uid=${spec.podUid}`, '--label', `io.kubelab.container=${spec.name}`);
+  // command replaces the image's entrypoint, args its cmd, as in Kubernetes.
+  const [entry, ...commandRest] = spec.command ?? [];
+  if (entry !== undefined) argv.push('--entrypoint', entry);
+  return [...argv, spec.image!, ...commandRest, ...(spec.args ?? [])];
+}
+
+export function containerName(spec: Pick<ContainerSpec, 'podUid' | 'name' | 'restartCount'>): string {
+  return `kubelab-${spec.podUid.slice(0, 8)}-${spec.name}-${spec.restartCount}`.replace(
+    /[^a-zA-Z0-9_.-]/g,
+    '-',
+  );
+}
+
+/** Runs image containers as supervised `docker run` processes of the process runtime. */
+export class ImageRuntime implements Runtime {
+  constructor(
+    private readonly processes: Runtime,
+    private readonly cli: ImageCli,
+  ) {}
+
+  start(spec: ContainerSpec): Promise<RunningContainer> {
+    // The container's env travels as --env flags; the CLI itself needs only how to reach its engine.
+    const cliEnv = Object.fromEntries(
+      ['DOCKER_HOST', 'DOCKER_CONFIG', 'CONTAINER_HOST', 'XDG_RUNTIME_DIR']
+        .filter((k) => process.env[k] !== undefined)
+        .map((k) => [k, process.env[k]!]),
+    );
+    return this.processes.start({
+      ...spec,
+      argv: imageRunArgv(this.cli, spec),
+      env: cliEnv,
+      workingDir: undefined,
+      image: undefined,
+      limits: undefined,
+    });
+  }
+
+  async stop(container: RunningContainer, gracePeriodMs: number): Promise<ContainerExit> {
+    const exit = await this.processes.stop(container, gracePeriodMs);
+    // A SIGKILLed client leaves its container behind: remove it by name.
+    if (exit.signal === 'SIGKILL') {
+      await run(this.cli.cli, ['rm', '-f', containerName(container)], { timeout: 10_000 }).catch(
+        () => undefined,
+      );
+    }
+    return exit;
+  }
+
+  /** The `docker run` processes are the process runtime's: it recovers them. */
+  async recover(): Promise<RunningContainer[]> {
+    return [];
+  }
+
+  removePod(podUid: string): Promise<void> {
+    return this.processes.removePod(podUid);
+  }
+}
