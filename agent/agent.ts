@@ -1,12 +1,18 @@
 /**
- * One node's agent: status reporting, the lease heartbeat and NodeMetrics, side by side and
- * independent (a slow status write never delays a heartbeat). It never exits because the
- * control plane is away: every loop retries with backoff.
+ * One node's agent: status reporting, the lease heartbeat, NodeMetrics and — when given
+ * runtimes — the pods bound to the node and the log tunnel, side by side and independent (a
+ * slow status write never delays a heartbeat). It never exits because the control plane is
+ * away: every loop retries with backoff, and the pods keep running.
  */
+import type { Node } from '../client/api/types.js';
 import type { Client } from '../client/client.js';
 import { EventRecorder } from '../client/events/recorder.js';
 import { realClock, type Clock } from '../client/util/clock.js';
 import type { AgentConfig } from './config.js';
+import { startContainerProbes } from './pods/probing.js';
+import { PodManager } from './pods/manager.js';
+import type { PodRuntimes } from './pods/runtimes.js';
+import { AgentTunnelClient } from './tunnel.js';
 import { NodeLeaseController } from './lease.js';
 import type { Logger } from './logger.js';
 import type { MachineReader } from './machine/types.js';
@@ -22,6 +28,10 @@ export interface NodeAgentOptions {
   /** Problems that make the node not ready (the pod runtime adds its own). */
   health?: () => string[];
   onLeaseRenew?: (at: number, latencyMs: number) => void;
+  /** Run the pods bound to this node with these runtimes (none: report status only). */
+  pods?: PodRuntimes;
+  /** Open the log tunnel with this node's credential (needs `pods`). */
+  tunnel?: { servers: string[]; token: string; caPem: string; shareConnection?: boolean };
 }
 
 export class NodeAgent {
@@ -29,6 +39,8 @@ export class NodeAgent {
   readonly lease: NodeLeaseController;
   readonly metrics: NodeMetricsReporter;
   readonly recorder: EventRecorder;
+  readonly pods: PodManager | undefined;
+  readonly tunnel: AgentTunnelClient | undefined;
 
   constructor(readonly options: NodeAgentOptions) {
     const clock = options.clock ?? realClock;
@@ -64,6 +76,30 @@ export class NodeAgent {
       intervalMs: config.metricsMs,
       sample: () => this.status.latestSample,
     });
+    const runtimes = options.pods;
+    if (!runtimes) return;
+    const podLogger = logger.child({ component: 'pods' });
+    this.pods = new PodManager({
+      client,
+      nodeName: config.nodeName,
+      clock,
+      logger: podLogger,
+      recorder: this.recorder,
+      processes: runtimes.processes,
+      images: runtimes.images,
+      hostIP: () => internalIP(this.pods?.node()) ?? config.nodeIP ?? '',
+      startProbes: (pod, container, running, callbacks) =>
+        startContainerProbes(pod, container, running, callbacks, clock, podLogger),
+    });
+    if (options.tunnel) {
+      this.tunnel = new AgentTunnelClient({
+        ...options.tunnel,
+        nodeName: config.nodeName,
+        source: runtimes.logs,
+        logger: logger.child({ component: 'log-tunnel' }),
+        clock,
+      });
+    }
   }
 
   get nodeName(): string {
@@ -74,10 +110,31 @@ export class NodeAgent {
     void this.status.run();
     void this.lease.run();
     void this.metrics.run();
+    this.pods
+      ?.start()
+      .catch((err: unknown) =>
+        this.options.logger.error(
+          { err: (err as Error).message },
+          'cannot start the pod manager; pods on this node are not run: fix the data directory and restart the agent',
+        ),
+      );
+    this.tunnel?.start();
   }
 
+  /** Stops reporting; the pods' containers keep running (the next start adopts them). */
   async stop(): Promise<void> {
-    await Promise.all([this.status.stop(), this.lease.stop(), this.metrics.stop()]);
+    await Promise.all([
+      this.status.stop(),
+      this.lease.stop(),
+      this.metrics.stop(),
+      this.pods?.stop(),
+      this.tunnel?.stop(),
+    ]);
+    this.options.pods?.close();
     await this.recorder.flush();
   }
+}
+
+function internalIP(node: Node | undefined): string | undefined {
+  return node?.status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
 }

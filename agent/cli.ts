@@ -20,7 +20,13 @@ import {
   parseTaints,
   type AgentConfig,
 } from './config.js';
-import { credentialsPath, loadCredentials, obtainCredentials } from './credentials.js';
+import {
+  credentialsPath,
+  loadCredentials,
+  obtainCredentials,
+  type StoredCredentials,
+} from './credentials.js';
+import { machineRuntimes } from './pods/runtimes.js';
 import { HollowFleet } from './hollow.js';
 import { createAgentLogger } from './logger.js';
 import { defaultMachineReader } from './machine/index.js';
@@ -43,6 +49,7 @@ interface AgentFlags {
   nodeLeaseDuration: string;
   hollow?: number;
   hollowPrefix: string;
+  hollowPods: boolean;
   logLevel: string;
 }
 
@@ -111,13 +118,13 @@ async function connect(
   servers: string[],
   token: string | undefined,
   nodeName: string,
-): Promise<Client> {
+): Promise<{ client: Client; creds: StoredCredentials }> {
   let creds = await obtainCredentials({ path, servers, joinToken: token, nodeName });
   let client = failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem });
   try {
     await client.get('Namespace', 'default');
   } catch (err) {
-    if (!isApiError(err, 'Unauthorized')) return client; // unreachable now: the loops will retry
+    if (!isApiError(err, 'Unauthorized')) return { client, creds }; // unreachable now: the loops will retry
     client.close();
     if (!token) {
       throw new Error(
@@ -127,7 +134,7 @@ async function connect(
     creds = await obtainCredentials({ path, servers, joinToken: token, nodeName, rejoin: true });
     client = failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem });
   }
-  return client;
+  return { client, creds };
 }
 
 export function buildAgentProgram(): Command {
@@ -199,6 +206,7 @@ export function buildAgentProgram(): Command {
       'hollow nodes are named <prefix>-0, <prefix>-1, …',
       `hollow-${defaultNodeName()}`,
     )
+    .option('--no-hollow-pods', 'hollow nodes only report status; they do not run the pods bound to them')
     .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info')
     .addHelpText(
       'after',
@@ -225,6 +233,7 @@ Deleting the Node revokes its credential; join again with a new token.`,
             joinToken: flags.token,
             config: (name) => configFromFlags(flags, name),
             logger,
+            pods: flags.hollowPods,
           });
           const stopFleet = () => void fleet.stop().then(() => process.exit(0));
           process.on('SIGINT', stopFleet);
@@ -236,8 +245,20 @@ Deleting the Node revokes its credential; join again with a new token.`,
           return;
         }
         const config = configFromFlags(flags, flags.nodeName);
-        const client = await connect(credentialsPath(dataDir), servers, flags.token, config.nodeName);
-        const agent = new NodeAgent({ client, reader: defaultMachineReader(dataDir), config, logger });
+        const { client, creds } = await connect(
+          credentialsPath(dataDir),
+          servers,
+          flags.token,
+          config.nodeName,
+        );
+        const agent = new NodeAgent({
+          client,
+          reader: defaultMachineReader(dataDir),
+          config,
+          logger,
+          pods: await machineRuntimes({ dataDir, logger }),
+          tunnel: { servers: creds.servers, token: creds.token, caPem: creds.caPem },
+        });
         agent.start();
         process.stdout.write(
           `kubelab-agent ${AGENT_VERSION}: node ${config.nodeName} reporting to ${(servers.length ? servers : loadCredentials(credentialsPath(dataDir))!.servers).join(', ')}\n`,

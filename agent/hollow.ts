@@ -1,7 +1,8 @@
 /**
  * Hollow mode: many simulated nodes in one process, each a full NodeAgent (same code paths)
- * with a HollowMachineReader instead of the real machine, sharing one connection. Tests and
- * benchmarks steer each node's readings.
+ * with a HollowMachineReader instead of the real machine and the hollow pod runtime (pods
+ * "run" without processes), sharing one connection. Tests and benchmarks steer each node's
+ * readings and script their containers' exits through env (runtime/hollow.ts).
  */
 import type { Client } from '../client/client.js';
 import { failoverClient } from '../client/grpc/transport.js';
@@ -11,6 +12,7 @@ import type { AgentConfig } from './config.js';
 import { credentialsPath, obtainCredentials } from './credentials.js';
 import type { Logger } from './logger.js';
 import { HollowMachineReader } from './machine/hollow.js';
+import { hollowRuntimes } from './pods/runtimes.js';
 
 export interface HollowNode {
   agent: NodeAgent;
@@ -32,6 +34,10 @@ export interface HollowFleetOptions {
   /** Starts are spread over this long so a big fleet does not arrive at once (default 10 s). */
   spreadMs?: number;
   onLeaseRenew?: (node: string, at: number, latencyMs: number) => void;
+  /** Run the pods bound to each node with the hollow runtime, logs included (default true). */
+  pods?: boolean;
+  /** How long a hollow container takes to start (default 0). */
+  containerStartDelayMs?: number;
 }
 
 export class HollowFleet {
@@ -60,9 +66,14 @@ export class HollowFleet {
         shareConnection: true,
       });
       const reader = new HollowMachineReader({ name, index: i, now: () => clock.now() });
+      const pods = this.options.pods !== false;
       const agent = new NodeAgent({
         client,
         reader,
+        pods: pods ? hollowRuntimes(clock, this.options.containerStartDelayMs) : undefined,
+        tunnel: pods
+          ? { servers: creds.servers, token: creds.token, caPem: creds.caPem, shareConnection: true }
+          : undefined,
         config: this.options.config(name),
         logger: logger.child({ node: name }),
         clock,

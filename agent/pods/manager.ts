@@ -80,8 +80,8 @@ export class PodManager {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    for (const choice of [this.options.processes, this.options.images]) {
-      if (!choice) continue;
+    const { processes, images } = this.options;
+    for (const choice of images && images.runtime !== processes.runtime ? [processes, images] : [processes]) {
       for (const container of await choice.runtime.recover()) {
         const list = this.leftovers.get(container.podUid) ?? [];
         list.push({ container, choice });
@@ -187,7 +187,7 @@ export class PodManager {
         this.workers.delete(uid);
         this.statuses.forget(uid);
         void processes.runtime.removePod(uid);
-        void images?.runtime.removePod(uid);
+        if (images && images.runtime !== processes.runtime) void images.runtime.removePod(uid);
       },
     });
   }

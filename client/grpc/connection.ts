@@ -101,6 +101,9 @@ export class Connection {
       'grpc.keepalive_time_ms': 20_000,
       'grpc.keepalive_timeout_ms': 10_000,
       'grpc.keepalive_permit_without_calls': 1,
+      // A control plane that comes back after minutes is found within seconds, not after
+      // grpc-js's default 2-minute reconnect backoff.
+      'grpc.max_reconnect_backoff_ms': 5_000,
       'grpc.max_receive_message_length': 512 * 1024 * 1024,
       'grpc.max_send_message_length': 16 * 1024 * 1024,
       // A larger HTTP/2 window lets a big list arrive without waiting for window updates.
