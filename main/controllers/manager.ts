@@ -14,6 +14,7 @@ import { LeaderElector } from '../../client/leaderelection/elector.js';
 import { realClock, type Clock } from '../../client/util/clock.js';
 import { prometheusQueueMetrics } from '../../client/workqueue/metrics.js';
 import type { Logger } from '../logging.js';
+import { daemonSetController } from './daemonset/controller.js';
 import { garbageCollectorController } from './gc/controller.js';
 import { namespaceController } from './namespace/controller.js';
 import { nodeLifecycleController } from './nodelifecycle/controller.js';
@@ -28,6 +29,7 @@ export const CONTROLLERS: ControllerDefinition[] = [
   nodeLifecycleController,
   taintEvictionController,
   schedulerController,
+  daemonSetController,
 ];
 
 export interface LeaderElectionConfig {

@@ -1,0 +1,56 @@
+/**
+ * Controller expectations (Kubernetes' ControllerExpectations): before creating or deleting
+ * pods, a controller records how many adds and deletes it expects to see through its
+ * informer; until they are seen (or 5 minutes pass), it does not act on a cache that may not
+ * show its own writes yet — so it never creates a pod twice.
+ */
+export const EXPECTATIONS_TTL_MS = 5 * 60_000;
+
+interface Expectation {
+  add: number;
+  del: number;
+  timestamp: number;
+}
+
+export class ControllerExpectations {
+  private readonly records = new Map<string, Expectation>();
+
+  constructor(private readonly now: () => number) {}
+
+  setExpectations(key: string, add: number, del: number): void {
+    this.records.set(key, { add, del, timestamp: this.now() });
+  }
+
+  creationObserved(key: string): void {
+    this.lower(key, 1, 0);
+  }
+
+  deletionObserved(key: string): void {
+    this.lower(key, 0, 1);
+  }
+
+  /** No record, everything seen, or expired: the cache can be trusted. */
+  satisfiedExpectations(key: string): boolean {
+    const e = this.records.get(key);
+    if (!e) return true;
+    if (e.add <= 0 && e.del <= 0) return true;
+    return this.now() - e.timestamp > EXPECTATIONS_TTL_MS;
+  }
+
+  deleteExpectations(key: string): void {
+    this.records.delete(key);
+  }
+
+  /** What is still expected (for tests and debugging). */
+  get(key: string): { add: number; del: number } | undefined {
+    const e = this.records.get(key);
+    return e && { add: e.add, del: e.del };
+  }
+
+  private lower(key: string, add: number, del: number): void {
+    const e = this.records.get(key);
+    if (!e) return;
+    e.add -= add;
+    e.del -= del;
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * The pod a DaemonSet creates for a node (CreatePodTemplate + ReplaceDaemonSetPodNodeNameNodeAffinity):
+ * the template with the revision-hash label, the daemon tolerations, an ownerReference to the
+ * DaemonSet, and a required node affinity on metadata.name so the scheduler binds it to that
+ * node and no other.
+ */
+import { NODE_FIELD_METADATA_NAME } from '../../../client/api/nodeaffinity.js';
+import type { Affinity, DaemonSet, Pod } from '../../../client/api/types.js';
+import { clone } from '../../../client/util/objects.js';
+import { ownerRefFor } from './claim.js';
+import { withDaemonTolerations } from './eligibility.js';
+import { REVISION_HASH_LABEL } from './util.js';
+
+/** Replaces any required node-selector terms with one naming the node (the controller already checked the rest). */
+export function nodeNameAffinity(affinity: Affinity | undefined, nodeName: string): Affinity {
+  const result = affinity ? clone(affinity) : {};
+  const nodeAffinity = (result.nodeAffinity ??= {});
+  nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = {
+    nodeSelectorTerms: [
+      { matchFields: [{ key: NODE_FIELD_METADATA_NAME, operator: 'In', values: [nodeName] }] },
+    ],
+  };
+  return result;
+}
+
+export function daemonPodFor(ds: DaemonSet, nodeName: string, hash: string): Pod {
+  const template = ds.spec?.template ?? {};
+  const spec = clone(template.spec ?? {});
+  spec.tolerations = withDaemonTolerations(spec.tolerations, spec.hostNetwork ?? false);
+  spec.affinity = nodeNameAffinity(spec.affinity, nodeName);
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      generateName: `${ds.metadata!.name}-`,
+      namespace: ds.metadata!.namespace,
+      labels: { ...(template.metadata?.labels ?? {}), [REVISION_HASH_LABEL]: hash },
+      ...(template.metadata?.annotations ? { annotations: { ...template.metadata.annotations } } : {}),
+      ownerReferences: [ownerRefFor(ds)],
+    },
+    spec,
+  };
+}

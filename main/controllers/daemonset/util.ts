@@ -1,0 +1,78 @@
+/**
+ * What the DaemonSet controller's decisions share (Kubernetes' controller/daemon/util): the
+ * revision-hash label, pod readiness and availability, int-or-percent scaling, and which node
+ * a daemon pod is meant for.
+ */
+import { isPodReady } from '../../../client/api/pods.js';
+import type { DaemonSet, Pod } from '../../../client/api/types.js';
+import { NODE_FIELD_METADATA_NAME } from '../../../client/api/nodeaffinity.js';
+
+export const REVISION_HASH_LABEL = 'controller-revision-hash';
+
+/** The DaemonSet's pods per node name; nodes without pods may be absent. */
+export type NodeToDaemonPods = Map<string, Pod[]>;
+
+/** Ready for at least minReadySeconds (podutil.IsPodAvailable). */
+export function isPodAvailable(pod: Pod, minReadySeconds: number, now: number): boolean {
+  if (!isPodReady(pod)) return false;
+  if (minReadySeconds <= 0) return true;
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+  const since = ready?.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : NaN;
+  return Number.isFinite(since) && since + minReadySeconds * 1000 <= now;
+}
+
+/** The pod carries the current revision's hash (util.IsPodUpdated). */
+export function isPodUpdated(pod: Pod, hash: string): boolean {
+  return hash !== '' && pod.metadata?.labels?.[REVISION_HASH_LABEL] === hash;
+}
+
+/**
+ * An int-or-percent scaled against `total` (intstr.GetScaledValueFromIntOrPercent); rounded
+ * up, as the DaemonSet controller asks. Invalid values throw, naming the field.
+ */
+export function scaledValue(value: unknown, total: number, field: string): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+  if (typeof value === 'string') {
+    const m = /^(\d+)%$/.exec(value);
+    if (m) return Math.ceil((Number(m[1]) * total) / 100);
+    if (/^\d+$/.test(value)) return Number(value);
+  }
+  throw new Error(`${field}: ${JSON.stringify(value)} is neither a whole number nor a percentage like "10%"`);
+}
+
+/** Oldest first; on a tie, the further-along phase first (podByCreationTimestampAndPhase). */
+export function byCreationThenPhase(a: Pod, b: Pod): number {
+  const ta = a.metadata?.creationTimestamp ?? '';
+  const tb = b.metadata?.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const rank = (p: Pod) => ({ Running: 0, Pending: 1, Unknown: 2 })[p.status?.phase ?? ''] ?? 3;
+  if (rank(a) !== rank(b)) return rank(a) - rank(b);
+  return (a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1;
+}
+
+/**
+ * The node a daemon pod is for: spec.nodeName once bound, else the node its required affinity
+ * names by metadata.name (util.GetTargetNodeName); undefined for neither.
+ */
+export function targetNodeName(pod: Pod): string | undefined {
+  if (pod.spec?.nodeName) return pod.spec.nodeName;
+  const terms =
+    pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  for (const term of terms) {
+    for (const req of term.matchFields ?? []) {
+      if (req.key === NODE_FIELD_METADATA_NAME && req.operator === 'In' && req.values?.length === 1) {
+        return req.values[0];
+      }
+    }
+  }
+  return undefined;
+}
+
+export function minReadySeconds(ds: DaemonSet): number {
+  return ds.spec?.minReadySeconds ?? 0;
+}
+
+export function dsKey(ds: DaemonSet): string {
+  return `${ds.metadata!.namespace}/${ds.metadata!.name}`;
+}
