@@ -19,7 +19,8 @@ import { eventually } from '../support/wait.js';
 let t: TestControlPlane;
 let c: Client;
 beforeEach(async () => {
-  t = await startTestControlPlane();
+  // DaemonSets serve as owners here; their own controller would release these hand-made pods.
+  t = await startTestControlPlane({ controllers: ['*', '-daemonset'] });
   c = t.cp.client();
 });
 afterEach(async () => t.close());
