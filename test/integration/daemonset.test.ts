@@ -17,6 +17,7 @@ import type { Client } from '../../client/client.js';
 import { createJoinToken } from '../support/agentproc.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 import { eventually } from '../support/wait.js';
+import { templateOf } from '../../main/controllers/daemonset/history.js';
 
 let t: TestControlPlane;
 let admin: Client;
@@ -218,6 +219,31 @@ it('rolls a template change out within maxUnavailable, then deleting the DaemonS
   );
   expect(revisions.map((r) => r.revision).sort()).toEqual([1, 2]);
   expect(revisions.some((r) => r.metadata?.name === `exporter-${oldHash}`)).toBe(true);
+
+  // Roll back: apply the old revision's template. No new revision; the old one becomes the newest.
+  const oldRevision = revisions.find((r) => r.metadata?.name === `exporter-${oldHash}`)!;
+  const current = await admin.get('DaemonSet', 'exporter', { namespace: 'default' });
+  await admin.update<DaemonSet>({ ...current, spec: { ...current.spec, template: templateOf(oldRevision) } });
+  await eventually(
+    async () => {
+      const byNode = await podsByNode('exporter');
+      return nodes.every((n) => {
+        const p = byNode.get(n);
+        return (
+          p?.length === 1 &&
+          p[0].metadata?.labels?.['controller-revision-hash'] === oldHash &&
+          isPodReady(p[0])
+        );
+      });
+    },
+    'every pod back on the old template',
+    60_000,
+  );
+  const afterRollback = (await admin.list('ControllerRevision', { namespace: 'default' })).items.filter((r) =>
+    r.metadata?.name?.startsWith('exporter-'),
+  );
+  expect(afterRollback).toHaveLength(2);
+  expect(afterRollback.find((r) => r.metadata?.name === `exporter-${oldHash}`)?.revision).toBe(3);
 
   await admin.delete('DaemonSet', 'exporter', { namespace: 'default' });
   await eventually(async () => (await podsByNode('exporter')).size === 0, 'the pods to be deleted');
