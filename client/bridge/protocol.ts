@@ -1,0 +1,60 @@
+/**
+ * The bridge between the GUI and the control plane: one protocol over two transports
+ * (Electron IPC through the preload API, and a WebSocket for browser mode). The GUI sends
+ * requests with ids; one-shot requests get one `result` or `error`; `watch` and `logs` are
+ * streams that send `event`/`data` messages until `end` (or until the GUI sends `cancel`).
+ * Many watches share one connection. Messages are plain JSON.
+ */
+import type { FieldError } from '../api/validation.js';
+import type { KindName, KubeObject, WatchEvent } from '../api/types.js';
+import type {
+  DeleteOptions,
+  ListOptions,
+  LogsOptions,
+  PatchOptions,
+  WatchOptions,
+  WriteOptions,
+} from '../client.js';
+
+export const BRIDGE_PROTOCOL_VERSION = 1;
+
+export type BridgeRequest =
+  | { id: number; op: 'hello' }
+  | { id: number; op: 'get'; kind: KindName; name: string; namespace?: string }
+  | { id: number; op: 'list'; kind: KindName; options?: ListOptions }
+  | { id: number; op: 'watch'; kind: KindName; options?: WatchOptions }
+  | { id: number; op: 'create' | 'update' | 'updateStatus'; object: KubeObject; options?: WriteOptions }
+  /** Create or replace from a YAML or JSON manifest (the GUI's "Apply YAML"). */
+  | { id: number; op: 'apply'; manifest: string }
+  | { id: number; op: 'patch'; kind: KindName; name: string; patch: unknown; options?: PatchOptions }
+  | { id: number; op: 'delete'; kind: KindName; name: string; options?: DeleteOptions }
+  | { id: number; op: 'logs'; namespace: string; name: string; options?: LogsOptions }
+  /** Ends the stream started by request `target`. */
+  | { id: number; op: 'cancel'; target: number };
+
+export type BridgeOp = BridgeRequest['op'];
+
+/** What a failed request carries: the API error's reason, message and failing fields. */
+export interface BridgeError {
+  reason: string;
+  message: string;
+  causes?: FieldError[];
+}
+
+export type BridgeMessage =
+  | { id: number; op: 'result'; value: unknown }
+  | { id: number; op: 'error'; error: BridgeError }
+  | { id: number; op: 'event'; event: WatchEvent }
+  /** A piece of a log, as UTF-8 text. */
+  | { id: number; op: 'data'; chunk: string }
+  /** A stream ended: normally, or with an error (e.g. Expired: list again). */
+  | { id: number; op: 'end'; error?: BridgeError };
+
+/** What `hello` answers: who the GUI is talking to. */
+export interface BridgeHello {
+  protocol: number;
+  version: string;
+  /** The identity the bridge acts as (admin in the desktop app, the token's user in browser mode). */
+  user: string;
+  server: { listen: string; dataDir?: string; store: string };
+}
