@@ -1,4 +1,5 @@
+import { createPinia } from 'pinia';
 import { createApp } from 'vue';
 import App from './App.vue';
 
-createApp(App).mount('#app');
+createApp(App).use(createPinia()).mount('#app');
