@@ -134,4 +134,4 @@ it('explains what is missing', async () => {
   ]).catch((e) => e);
   expect(wrongCa.code).toBe(1);
   expect(wrongCa.stderr).toContain('does not match the join token');
-});
+}, 90_000);
