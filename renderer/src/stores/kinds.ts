@@ -20,9 +20,15 @@ function defineKindStore<T extends ObjectLike>(kind: string) {
       informer?.stop();
       const inf = new Informer<T>(bridge, kind, options);
       informer = inf;
+      // Many events in a burst make one new array, not one each: copying 50,000 pods per
+      // event would be the GUI's bottleneck. One frame (16 ms) of latency at most.
+      let pending: ReturnType<typeof setTimeout> | undefined;
       inf.onChange(() => {
-        items.value = inf.list();
-        synced.value = inf.synced;
+        pending ??= setTimeout(() => {
+          pending = undefined;
+          items.value = inf.list();
+          synced.value = inf.synced;
+        }, 16);
       });
       inf.onStatus(() => {
         status.value = inf.status;
