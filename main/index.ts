@@ -1,9 +1,11 @@
 /**
  * The Electron shell, kept thin: one instance, the same ControlPlane as `kubelab server` with
- * its data in the app's user-data folder, a sandboxed window, and a clean stop on quit.
+ * its data in the app's user-data folder, a sandboxed window fed by the IPC bridge
+ * (bridge/ipc.ts), streams renewed after sleep, and a clean stop on quit.
  */
-import { app, BrowserWindow, ipcMain } from 'electron';
+import { app, BrowserWindow, ipcMain, powerMonitor } from 'electron';
 import { join } from 'node:path';
+import { desktopBridge } from './bridge/ipc.js';
 import { ControlPlane } from './controlplane.js';
 import { createLogger } from './logging.js';
 
@@ -38,6 +40,9 @@ export async function startShell(): Promise<void> {
     caPath: cp.pki?.caPath,
     adminTokenPath: cp.tokens.adminTokenPath,
   }));
+  const bridge = desktopBridge(ipcMain, cp);
+  // After sleep the GUI's streams are renewed (and the page told), so nothing shows stale data.
+  powerMonitor.on('resume', () => bridge.resume());
 
   const window = new BrowserWindow({
     width: 1200,
@@ -63,6 +68,7 @@ export async function startShell(): Promise<void> {
     // Hold the quit until the store has committed every accepted write.
     event.preventDefault();
     quitting = true;
+    bridge.close();
     controlPlane.stop().finally(() => app.quit());
   });
   app.on('window-all-closed', () => app.quit());

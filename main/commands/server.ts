@@ -1,6 +1,9 @@
 /** `kubelab server`: the control plane, headless. */
 import { Option, type Command } from 'commander';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { ensureUiToken } from '../bridge/uitoken.js';
+import { DEFAULT_UI_LISTEN, defaultRendererDir, startUiServer, type UiServer } from '../bridge/websocket.js';
 import { ControlPlane } from '../controlplane.js';
 import { isLoopback, splitHostPort } from '../grpc/server.js';
 import { createLogger } from '../logging.js';
@@ -19,9 +22,11 @@ interface ServerFlags extends ControllerFlags {
   controllerManager: boolean;
   metricsListen: string;
   logLevel: string;
+  ui: boolean;
+  uiListen?: string;
 }
 
-function banner(cp: ControlPlane, dataDir: string, flags: ServerFlags): string {
+function banner(cp: ControlPlane, dataDir: string, flags: ServerFlags, guiUrl?: string): string {
   const { host } = splitHostPort(flags.listen);
   const reach = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const address = `${reach.includes(':') ? `[${reach}]` : reach}:${cp.port}`;
@@ -34,6 +39,13 @@ function banner(cp: ControlPlane, dataDir: string, flags: ServerFlags): string {
     `  admin token     ${tokenPath}`,
     `  controllers     ${cp.controllerManager ? cp.controllerManager.controllerNames.join(', ') : 'none (run kubelab controller-manager)'}`,
     `  metrics         http://${splitHostPort(flags.metricsListen).host}:${cp.metricsPort}/metrics`,
+    ...(guiUrl
+      ? [
+          '',
+          `GUI: ${guiUrl}`,
+          `  (the link signs you in as admin: keep it to yourself; the token is in ${join(dataDir, 'ui.token')})`,
+        ]
+      : []),
     '',
     'Connect with any gRPC tool (server reflection is on), for example:',
     cp.pki
@@ -70,7 +82,17 @@ export function serverCommand(program: Command): void {
       'run no controllers here (a separate `kubelab controller-manager` does)',
     )
     .option('--metrics-listen <host:port>', 'serve Prometheus /metrics here', listenArg, '127.0.0.1:10257')
-    .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info');
+    .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info')
+    .option(
+      '--ui',
+      'also serve the GUI for a browser, on a loopback address (build it first: npm run build)',
+      false,
+    )
+    .option(
+      '--ui-listen <host:port>',
+      `where --ui serves the GUI (a loopback address; default ${DEFAULT_UI_LISTEN}); implies --ui`,
+      listenArg,
+    );
   addControllerFlags(command).action(async (flags: ServerFlags) => {
     const { host } = splitHostPort(flags.listen);
     if (flags.plaintext && !isLoopback(host)) {
@@ -81,6 +103,12 @@ export function serverCommand(program: Command): void {
     if (flags.store === 'etcd' && !flags.etcdEndpoints) {
       command.error(
         'error: --store etcd needs --etcd-endpoints, e.g. --etcd-endpoints http://127.0.0.1:2379',
+      );
+    }
+    const uiListen = flags.uiListen ?? (flags.ui ? DEFAULT_UI_LISTEN : undefined);
+    if (uiListen && !isLoopback(splitHostPort(uiListen).host)) {
+      command.error(
+        `error: --ui-listen must be a loopback address (127.0.0.1, ::1, localhost): the GUI is served over plain HTTP; to reach it from another machine use ssh -L 6080:127.0.0.1:6080 <this machine>`,
       );
     }
     let config;
@@ -110,10 +138,31 @@ export function serverCommand(program: Command): void {
       process.stderr.write(`kubelab server could not start: ${(err as Error).message}\n`);
       process.exit(1);
     }
-    process.stdout.write(banner(cp, dataDir, flags) + '\n');
-    logger.info({ port: cp.port, dataDir, store: flags.store }, 'control plane started');
+    let ui: UiServer | undefined;
+    if (uiListen) {
+      try {
+        ui = await startUiServer({
+          controlPlane: cp,
+          listen: uiListen,
+          logger: logger.child({ component: 'ui' }),
+        });
+      } catch (err) {
+        process.stderr.write(`kubelab server could not serve the GUI: ${(err as Error).message}\n`);
+        await cp.stop();
+        process.exit(1);
+      }
+    }
+    const guiUrl = ui?.url(ensureUiToken(cp.tokens, dataDir));
+    if (ui && !existsSync(join(defaultRendererDir(), 'index.html'))) {
+      process.stderr.write(
+        `warning: the GUI is not built (no ${defaultRendererDir()}): run \`npm run build\`; the page answers 503 until then\n`,
+      );
+    }
+    process.stdout.write(banner(cp, dataDir, flags, guiUrl) + '\n');
+    logger.info({ port: cp.port, dataDir, store: flags.store, ui: ui?.port }, 'control plane started');
     onSignals(async (signal) => {
       logger.info({ signal }, 'shutting down');
+      await ui?.close();
       await cp.stop();
       logger.info('stopped; every acknowledged write is on disk');
     });

@@ -6,7 +6,8 @@
  */
 import type { BridgeError, BridgeMessage, BridgeRequest } from '../../../client/bridge/protocol.js';
 
-export type ConnectionState = 'connecting' | 'open' | 'closed';
+/** unauthorized: the server refused the sign-in (a deleted token, a restarted server). */
+export type ConnectionState = 'connecting' | 'open' | 'closed' | 'unauthorized';
 
 export interface BridgeTransport {
   send(message: BridgeRequest): void;
@@ -59,7 +60,7 @@ export class BridgeClient {
     transport.onMessage((m) => this.receive(m));
     transport.onState((state) => {
       this.state = state;
-      if (state === 'closed') this.failAll();
+      if (state === 'closed' || state === 'unauthorized') this.failAll();
       for (const l of this.stateListeners) l(state);
     });
   }
@@ -72,7 +73,7 @@ export class BridgeClient {
   request<T>(req: Request): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      if (this.state === 'closed') {
+      if (this.state === 'closed' || this.state === 'unauthorized') {
         reject(new BridgeRequestError(DISCONNECTED));
         return;
       }
@@ -84,7 +85,7 @@ export class BridgeClient {
   /** Starts a watch or log stream; returns its cancel function. */
   stream(req: Extract<Request, { op: 'watch' | 'logs' }>, handlers: StreamHandlers): () => void {
     const id = this.nextId++;
-    if (this.state === 'closed') {
+    if (this.state === 'closed' || this.state === 'unauthorized') {
       queueMicrotask(() => handlers.onEnd(new BridgeRequestError(DISCONNECTED)));
       return () => undefined;
     }

@@ -36,11 +36,15 @@ export function webSocketTransport(url: string): BridgeTransport {
   let messageListener: ((m: BridgeMessage) => void) | undefined;
   let stateListener: ((s: ConnectionState) => void) | undefined;
   let wait = 500;
+  // Requests made while the socket is still opening go out once it is open.
+  let queue: BridgeRequest[] = [];
   const connect = () => {
     const ws = new WebSocket(url);
     socket = ws;
     ws.onopen = () => {
       wait = 500;
+      for (const m of queue) ws.send(JSON.stringify(m));
+      queue = [];
       stateListener?.('open');
     };
     ws.onmessage = (e) => {
@@ -50,9 +54,15 @@ export function webSocketTransport(url: string): BridgeTransport {
         // A message that is not JSON is not ours: ignore it.
       }
     };
-    ws.onclose = () => {
+    ws.onclose = (e) => {
       if (socket !== ws) return;
       socket = undefined;
+      queue = [];
+      // 4401/4403: the session is not (or no longer) signed in; retrying cannot help.
+      if (e.code === 4401 || e.code === 4403) {
+        stateListener?.('unauthorized');
+        return;
+      }
       stateListener?.('closed');
       setTimeout(connect, wait);
       wait = Math.min(wait * 2, 10_000);
@@ -61,6 +71,7 @@ export function webSocketTransport(url: string): BridgeTransport {
   return {
     send(m) {
       if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(m));
+      else if (socket?.readyState === WebSocket.CONNECTING) queue.push(m);
     },
     onMessage(l) {
       messageListener = l;
