@@ -29,6 +29,8 @@ export type BridgeRequest =
   | { id: number; op: 'patch'; kind: KindName; name: string; patch: unknown; options?: PatchOptions }
   | { id: number; op: 'delete'; kind: KindName; name: string; options?: DeleteOptions }
   | { id: number; op: 'logs'; namespace: string; name: string; options?: LogsOptions }
+  /** A fresh join token for a new machine (admins only), with the address agents should use. */
+  | { id: number; op: 'joinToken'; ttlSeconds?: number }
   /** Ends the stream started by request `target`. */
   | { id: number; op: 'cancel'; target: number };
 
@@ -49,6 +51,14 @@ export type BridgeMessage =
   | { id: number; op: 'data'; chunk: string }
   /** A stream ended: normally, or with an error (e.g. Expired: list again). */
   | { id: number; op: 'end'; error?: BridgeError };
+
+/** What `joinToken` answers. */
+export interface BridgeJoinToken {
+  token: string;
+  /** https://host:port of this control plane as a lab machine would reach it. */
+  server: string;
+  expiresInSeconds: number;
+}
 
 /** What `hello` answers: who the GUI is talking to. */
 export interface BridgeHello {

@@ -11,6 +11,7 @@ import { inProcessClient } from '../../client/inprocess.js';
 import type { ControlPlane } from '../controlplane.js';
 import { BRIDGE_CHANNEL, RESUME_CHANNEL } from './channels.js';
 import { bridgeHello } from './hello.js';
+import { joinTokenMaker } from './jointoken.js';
 import { BridgeSession } from './session.js';
 
 export interface IpcWebContents {
@@ -100,6 +101,11 @@ export function desktopBridge(ipcMain: IpcMainLike, cp: ControlPlane): IpcBridge
   return new IpcBridge(
     ipcMain,
     (send) =>
-      new BridgeSession(inProcessClient(cp.api, DESKTOP_IDENTITY), send, bridgeHello(cp, DESKTOP_IDENTITY)),
+      new BridgeSession(
+        inProcessClient(cp.api, DESKTOP_IDENTITY),
+        send,
+        bridgeHello(cp, DESKTOP_IDENTITY),
+        joinTokenMaker(cp, DESKTOP_IDENTITY),
+      ),
   );
 }

@@ -8,7 +8,13 @@ import { parseAllDocuments } from 'yaml';
 import { ApiError, isAlreadyExists } from '../../client/api/errors.js';
 import { KINDS } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
-import type { BridgeError, BridgeHello, BridgeMessage, BridgeRequest } from '../../client/bridge/protocol.js';
+import type {
+  BridgeError,
+  BridgeHello,
+  BridgeJoinToken,
+  BridgeMessage,
+  BridgeRequest,
+} from '../../client/bridge/protocol.js';
 import type { Client } from '../../client/client.js';
 
 const KIND_NAMES = new Set<string>(KINDS.map((k) => k.kind));
@@ -30,6 +36,8 @@ export class BridgeSession {
     private readonly client: Client,
     private readonly send: (message: BridgeMessage) => void,
     private readonly hello: BridgeHello,
+    /** Makes join tokens; absent for identities that may not (viewers). */
+    private readonly joinTokens?: (ttlSeconds?: number) => BridgeJoinToken,
   ) {}
 
   /** Takes one message from the GUI (already JSON-decoded). */
@@ -100,6 +108,9 @@ export class BridgeSession {
         return (await c.delete(req.kind, req.name, req.options)).object;
       case 'apply':
         return this.apply(req.manifest);
+      case 'joinToken':
+        if (!this.joinTokens) throw new ApiError('Forbidden', 'only an admin may create join tokens');
+        return this.joinTokens(req.ttlSeconds);
       default:
         throw new ApiError('BadRequest', `unknown op "${(req as { op: string }).op}"`);
     }
@@ -234,7 +245,11 @@ export function malformed(raw: unknown): string | undefined {
       return needString('namespace') ?? needString('name') ?? optionalObject('options');
     case 'cancel':
       return typeof m.target === 'number' ? undefined : 'target: the id of the stream to cancel';
+    case 'joinToken':
+      return m.ttlSeconds === undefined || (Number.isInteger(m.ttlSeconds) && (m.ttlSeconds as number) > 0)
+        ? undefined
+        : 'ttlSeconds: a whole number of seconds greater than 0';
     default:
-      return `op: ${JSON.stringify(m.op)} is not one of hello, get, list, watch, create, update, updateStatus, apply, patch, delete, logs, cancel`;
+      return `op: ${JSON.stringify(m.op)} is not one of hello, get, list, watch, create, update, updateStatus, apply, patch, delete, logs, joinToken, cancel`;
   }
 }

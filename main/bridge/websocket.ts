@@ -22,6 +22,7 @@ import { isLoopback, MAX_REQUEST_BYTES, splitHostPort } from '../grpc/server.js'
 import type { Logger } from '../logging.js';
 import { bridgeHello } from './hello.js';
 import { LoginSessions } from './login.js';
+import { joinTokenMaker } from './jointoken.js';
 import { BridgeSession } from './session.js';
 import { serveStatic } from './static.js';
 
@@ -269,7 +270,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         message: `this connection fell more than ${Math.round(maxBufferedBytes / 1024)} KiB behind (the page is not reading fast enough): its watches and log streams were ended; watch again`,
       });
     });
-    const session = new BridgeSession(inProcessClient(cp.api, identity), send, bridgeHello(cp, identity));
+    const session = new BridgeSession(
+      inProcessClient(cp.api, identity),
+      send,
+      bridgeHello(cp, identity),
+      joinTokenMaker(cp, identity),
+    );
     const entry = { session, alive: true };
     sessions.set(ws, entry);
     logger.debug({ user: identity.name }, 'GUI connected');

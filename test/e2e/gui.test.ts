@@ -174,3 +174,25 @@ it("streams a pod's log into the viewer", async () => {
     .toContain('hollow container exporter started');
   await shot('logs');
 }, 30_000);
+
+it('Add node: the token the GUI makes joins a machine, which appears live', async () => {
+  await page.click('[data-view="addnode"]');
+  await page.click('[data-testid="new-token"]');
+  const line = await page.locator('[data-testid="join-commands"] code').first().innerText();
+  const token = /--token '([^']+)'/.exec(line)?.[1];
+  expect(token).toMatch(/^K10[0-9a-f]{64}::/);
+  expect(line).toContain(`:${t.cp.port} `);
+  const fleet = new HollowFleet({
+    count: 1,
+    prefix: 'added',
+    servers: [`https://127.0.0.1:${t.cp.port}`],
+    dataDir: join(dir, 'added'),
+    joinToken: token,
+    config: (name) => defaultConfig(name),
+    logger: quietLogger(),
+  });
+  fleets.push(fleet);
+  await fleet.start();
+  await expect.poll(() => text('[data-testid="joined"]'), { timeout: 20_000 }).toBe('added-0 joined');
+  await shot('add-node');
+}, 30_000);
