@@ -5,6 +5,7 @@
  * containers are separate processes: they keep running while the agent or the control plane
  * is away.
  */
+import { isNotFound } from '../../client/api/errors.js';
 import { isPodTerminal } from '../../client/api/pods.js';
 import type { Container, Node, Pod } from '../../client/api/types.js';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
@@ -58,6 +59,8 @@ export class PodManager {
   /** Containers from an earlier run, by pod uid, until their pods are known. */
   private leftovers = new Map<string, Array<{ container: RunningContainer; choice: RuntimeChoice }>>();
   private started = false;
+  /** Pods whose worker finished (stopped and deleted): late updates for them start nothing. */
+  private readonly finished = new Set<string>();
 
   constructor(private readonly options: PodManagerOptions) {
     const { client, nodeName, clock, logger } = options;
@@ -97,7 +100,10 @@ export class PodManager {
     this.pods.addEventHandler({
       onAdd: (pod) => this.podChanged(pod),
       onUpdate: (_old, pod) => this.podChanged(pod),
-      onDelete: (pod) => this.workers.get(pod.metadata!.uid!)?.removed(),
+      onDelete: (pod) => {
+        this.finished.delete(pod.metadata!.uid!);
+        this.workers.get(pod.metadata!.uid!)?.removed();
+      },
     });
     this.nodes.addEventHandler({});
     this.factory.start();
@@ -127,6 +133,7 @@ export class PodManager {
     const uid = pod.metadata!.uid!;
     let worker = this.workers.get(uid);
     if (!worker) {
+      if (this.finished.has(uid)) return;
       const leftovers = this.leftovers.get(uid) ?? [];
       this.leftovers.delete(uid);
       // A pod that finished before this agent started stays finished: nothing to run again.
@@ -175,6 +182,7 @@ export class PodManager {
             preconditions: { uid: p.metadata!.uid },
           });
         } catch (err) {
+          if (isNotFound(err)) return; // already gone: that is what we wanted
           logger.warn(
             { pod: `${p.metadata!.namespace}/${p.metadata!.name}`, err: (err as Error).message },
             'final delete failed; it is retried when the pod is seen again',
@@ -185,6 +193,7 @@ export class PodManager {
       containerEnded: this.options.containerEnded,
       onFinished: (uid) => {
         this.workers.delete(uid);
+        this.finished.add(uid);
         this.statuses.forget(uid);
         void processes.runtime.removePod(uid);
         if (images && images.runtime !== processes.runtime) void images.runtime.removePod(uid);

@@ -5,6 +5,7 @@
  * binds in the background. A pod that fits nowhere gets a FailedScheduling event and a
  * PodScheduled=False condition saying why, and waits for a change in the cluster.
  */
+import pLimit from 'p-limit';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isConflict, isNotFound } from '../../../client/api/errors.js';
 import { isPodTerminal } from '../../../client/api/pods.js';
@@ -26,6 +27,9 @@ export const SCHEDULER_NAME = 'default-scheduler';
 const responsibleFor = (pod: Pod) => (pod.spec?.schedulerName || SCHEDULER_NAME) === SCHEDULER_NAME;
 const isAssigned = (pod: Pod) => !!pod.spec?.nodeName;
 
+/** See `bindSlots`: measured on bench:scheduler, 64 binds in flight doubled the throughput. */
+export const MAX_BINDS_IN_FLIGHT = 64;
+
 export class Scheduler implements Controller {
   private readonly nodes: SharedIndexInformer<'Node'>;
   private readonly pods: SharedIndexInformer<'Pod'>;
@@ -35,6 +39,11 @@ export class Scheduler implements Controller {
   private readonly algorithm: SchedulingAlgorithm;
   private loop: Promise<void> | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  /**
+   * Binds in flight at most: thousands at once all wait together on the apiserver and finish
+   * in one late burst (or time out); a bounded pipeline keeps the first pods fast.
+   */
+  private readonly bindSlots = pLimit(MAX_BINDS_IN_FLIGHT);
   private busy = false;
   private readonly metrics;
 
@@ -173,7 +182,7 @@ export class Scheduler implements Controller {
     const { key } = queued;
     const [namespace, name] = key.split('/');
     try {
-      await this.ctx.client.bind(namespace, name, nodeName, { uid: pod.metadata?.uid });
+      await this.bindSlots(() => this.ctx.client.bind(namespace, name, nodeName, { uid: pod.metadata?.uid }));
     } catch (err) {
       this.cache.forget(key);
       if (isNotFound(err)) {
