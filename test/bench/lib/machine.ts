@@ -12,6 +12,34 @@ export interface MachineInfo {
   etcd: string;
   /** The kubelab commit measured, and whether the working tree had changes. */
   commit: string;
+  /** Files changed or added in the working tree (not committed); test/bench/, BENCHMARKS.md and package.json left out. */
+  changed: string[];
+}
+
+/** What the working tree held besides the commit, for a report: '' when nothing. */
+export function changedNote(m: MachineInfo): string {
+  if (!m.changed.length) return '';
+  const shown = m.changed.slice(0, 12);
+  return (
+    `Measured with uncommitted changes in the tree (work in progress by others): ${shown.map((f) => `\`${f}\``).join(', ')}` +
+    `${m.changed.length > shown.length ? ` and ${m.changed.length - shown.length} more` : ''}.`
+  );
+}
+
+function changedFiles(dir: string): string[] {
+  try {
+    const out = execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    return out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.slice(3).replace(/^.* -> /, ''))
+      .filter((f) => !f.startsWith('test/bench/') && f !== 'BENCHMARKS.md' && f !== 'package.json');
+  } catch {
+    return [];
+  }
 }
 
 function commitOf(dir: string): string {
@@ -63,5 +91,6 @@ export async function machineInfo(etcdEndpoint: string, repoDir: string): Promis
     node: process.version,
     etcd,
     commit: commitOf(repoDir),
+    changed: changedFiles(repoDir),
   };
 }

@@ -1,4 +1,7 @@
-/** BENCHMARKS.md: a short intro once, then one dated section per run, oldest first. */
+/**
+ * BENCHMARKS.md: a short intro once, then dated sections: appendSection adds one per run (oldest
+ * first); replaceSection keeps one section per benchmark script, replaced on every run.
+ */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const INTRO = `# Benchmarks
@@ -25,12 +28,44 @@ they tell the server's and the transport's share from the client's. The CPU colu
 server's event loop can also be busy without using CPU (SQLite commits wait for fsync on it).
 Options: \`npm run bench:store -- --no-append --phases watch --profile /tmp/prof\` (see the top of
 the script).
+
+The other benchmarks write sections of their own, named after their script in the heading:
+\`bench:informer\` appends one per run, like \`bench:store\`; \`bench:agent\`, \`bench:lifecycle\` and
+\`bench:scheduler\` keep one section each, replaced on every run. Each section says what it
+measures, against what, on which machine and tree, and whether other work shared the machine.
 `;
 
 export function appendSection(path: string, section: string): void {
   let text = existsSync(path) ? readFileSync(path, 'utf8') : INTRO;
   if (!text.endsWith('\n')) text += '\n';
   writeFileSync(path, `${text}\n${section.trimEnd()}\n`);
+}
+
+/**
+ * Writes `section` (which starts with a `## ` heading naming `npm run bench:<name>`) as the one
+ * section of that benchmark in BENCHMARKS.md: every earlier section whose heading names the same
+ * script is removed, and the new one takes the place of the first of them (or goes at the end).
+ * Returns whether an earlier section was replaced.
+ */
+export function replaceSection(path: string, name: string, section: string): boolean {
+  const marker = `(\`npm run bench:${name}\`)`;
+  const heading = section.split('\n', 1)[0];
+  if (!heading.startsWith('## ') || !heading.includes(marker))
+    throw new Error(`the section's heading must start with "## " and name ${marker}: ${heading}`);
+  let text = existsSync(path) ? readFileSync(path, 'utf8') : INTRO;
+  if (!text.endsWith('\n')) text += '\n';
+  // Split before each level-2 heading (### and deeper stay with their section).
+  const parts = text.split(/^(?=## )/m);
+  const mine = (p: string) => p.startsWith('## ') && p.split('\n', 1)[0].includes(marker);
+  const at = parts.findIndex(mine);
+  const body = `${section.trimEnd()}\n`;
+  if (at < 0) {
+    writeFileSync(path, `${text}\n${body}`);
+    return false;
+  }
+  const kept = parts.map((p, i) => (i === at ? `${body}\n` : mine(p) ? '' : p));
+  writeFileSync(path, kept.join('').replace(/\n+$/, '\n'));
+  return true;
 }
 
 export function table(header: string[], align: Array<'l' | 'r'>, rows: string[][]): string {
