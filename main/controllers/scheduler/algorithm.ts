@@ -4,6 +4,11 @@
  * Kubernetes does on large clusters — then score the ones that fit and pick the best, ties
  * broken at random.
  */
+import {
+  NODE_AFFINITY,
+  nodeNamesFromAffinity,
+  REASON_NODE_AFFINITY,
+} from './framework/plugins/nodeaffinity.js';
 import { failureSummary } from './framework/summary.js';
 import type { FilterPlugin, NodeInfo, PodInfo, ScorePlugin } from './framework/types.js';
 
@@ -43,7 +48,9 @@ export class SchedulingAlgorithm {
     private readonly random: () => number = Math.random,
   ) {}
 
-  schedule(pod: PodInfo, nodes: NodeInfo[]): Placement | FitFailure {
+  schedule(pod: PodInfo, allNodes: NodeInfo[]): Placement | FitFailure {
+    const named = nodeNamesFromAffinity(pod.pod);
+    const nodes = named ? allNodes.filter((n) => named.has(n.name)) : allNodes;
     const total = nodes.length;
     const wanted = numFeasibleNodesToFind(total);
     const feasible: NodeInfo[] = [];
@@ -51,14 +58,19 @@ export class SchedulingAlgorithm {
     const failedPlugins = new Set<string>();
     let evaluated = 0;
     for (; evaluated < total && feasible.length < wanted; evaluated++) {
-      const node = nodes[(this.nextStartNodeIndex + evaluated) % total];
+      const node = nodes[((named ? 0 : this.nextStartNodeIndex) + evaluated) % total];
       const why = this.filter(pod, node, failedPlugins);
       if (why) rejected.set(node.name, why);
       else feasible.push(node);
     }
-    if (total) this.nextStartNodeIndex = (this.nextStartNodeIndex + evaluated) % total;
+    if (total && !named) this.nextStartNodeIndex = (this.nextStartNodeIndex + evaluated) % total;
     if (!feasible.length) {
-      return { kind: 'unschedulable', message: failureSummary(total, rejected), failedPlugins };
+      if (named) {
+        // The nodes left out by name count as rejected by NodeAffinity, as Kubernetes reports them.
+        for (const n of allNodes) if (!named.has(n.name)) rejected.set(n.name, [REASON_NODE_AFFINITY]);
+        failedPlugins.add(NODE_AFFINITY);
+      }
+      return { kind: 'unschedulable', message: failureSummary(allNodes.length, rejected), failedPlugins };
     }
     const best = feasible.length === 1 ? feasible[0] : this.pickBest(pod, feasible);
     return { kind: 'placed', nodeName: best.name, evaluated, feasible: feasible.length };

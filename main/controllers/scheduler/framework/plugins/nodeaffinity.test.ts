@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Node, NodeSelectorTerm, PodSpec } from '../../../../../client/api/types.js';
+import type { Node, NodeSelectorTerm, Pod, PodSpec } from '../../../../../client/api/types.js';
 import { newNodeInfo, podInfo } from '../resources.js';
-import { nodeAffinity, REASON_NODE_AFFINITY } from './nodeaffinity.js';
+import { nodeAffinity, nodeNamesFromAffinity, REASON_NODE_AFFINITY } from './nodeaffinity.js';
 
 const nodes: Node[] = [
   { metadata: { name: 'n1', labels: { zone: 'a', disk: 'ssd' } } },
@@ -86,5 +86,43 @@ describe('NodeAffinity score', () => {
     expect(nodeAffinity.name).toBe('NodeAffinity');
     expect(nodeAffinity.weight).toBe(2);
     expect(REASON_NODE_AFFINITY).toBe("node(s) didn't match Pod's node affinity/selector");
+  });
+});
+
+describe('nodeNamesFromAffinity (PreFilter)', () => {
+  const withTerms = (terms: NodeSelectorTerm[]): Pod => ({
+    spec: {
+      affinity: {
+        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } },
+      },
+    },
+  });
+  const byName = (...values: string[]): NodeSelectorTerm => ({
+    matchFields: [{ key: 'metadata.name', operator: 'In', values }],
+  });
+  it.each<[string, Pod, string[] | undefined]>([
+    ['no affinity', {}, undefined],
+    ['one term naming a node (a DaemonSet pod)', withTerms([byName('n1')]), ['n1']],
+    ['terms naming nodes: their union', withTerms([byName('n1'), byName('n2', 'n3')]), ['n1', 'n2', 'n3']],
+    [
+      'a term by labels: any node may match',
+      withTerms([byName('n1'), { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }]),
+      undefined,
+    ],
+    [
+      'two name requirements in one term: their intersection',
+      withTerms([
+        {
+          matchFields: [
+            { key: 'metadata.name', operator: 'In', values: ['n1', 'n2'] },
+            { key: 'metadata.name', operator: 'In', values: ['n2', 'n3'] },
+          ],
+        },
+      ]),
+      ['n2'],
+    ],
+  ])('%s', (_what, pod, expected) => {
+    const names = nodeNamesFromAffinity(pod);
+    expect(names && [...names].sort()).toEqual(expected);
   });
 });
