@@ -48,7 +48,7 @@
  * finds the cluster as quiet as the first), --join-concurrency 16, --settle 15 (seconds after
  * every node is Ready),
  * --reference-concurrency 64,all (one reference run per value; `all`: every pod in flight at once,
- * as the scheduler's unlimited background binding has them), --no-reference, --profile DIR. A
+ * as the scheduler did before it capped binds at 64), --no-reference, --profile DIR. A
  * quick run: `npm run
  * bench:scheduler -- --no-append --nodes 100 --pods 500 --latency-seconds 5`.
  */
@@ -1223,7 +1223,7 @@ function render(
       );
     if (all)
       words.push(
-        `With all ${fmt(all.pods, 0)} binds in flight at once, as the scheduler's unlimited background binding has them: first pod ` +
+        `With all ${fmt(all.pods, 0)} binds in flight at once (the scheduler sent them so before it kept to 64): first pod ` +
           `bound after ${s2(all.toFirstMs)}, ${fmt(all.perSecFromSync, 0)}/s from its start.`,
       );
     if (
@@ -1234,7 +1234,7 @@ function render(
     )
       words.push(
         'So binds sent all at once on one connection wait together and complete in a burst at the end (see the per-second ' +
-          'counts below), and the scheduler, which sends one bind per decision without a limit, pays that wait; with a bounded ' +
+          'counts below), and a scheduler that sends every bind at once pays that wait; with a bounded ' +
           `number of binds in flight the same apiserver binds ${fmt(best.perSecFromSync, 0)}/s from the first second.` +
           (t.perSecFromSync < GOAL_PODS_PER_SEC && best.perSecFromSync >= GOAL_PODS_PER_SEC
             ? ` The goal (≥ ${GOAL_PODS_PER_SEC}/s) is within reach of this machine: the limit seems to be how the scheduler sends its binds, not its decisions nor the server's capacity.`
