@@ -175,6 +175,12 @@ describe('agent resilience', () => {
       (n) => status(n, 'Ready') === 'True',
       'registration through the first replica',
     );
+    // The lease loop runs beside the status loop: its first heartbeat may come a moment later.
+    await eventually(
+      () => admin.get('Lease', 'ha-1', { namespace: 'kube-node-lease' }),
+      (l) => !!l.spec?.renewTime,
+      'the first heartbeat through the first replica',
+    );
 
     await a.close();
     aStopped = true;
