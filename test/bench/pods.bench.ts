@@ -39,6 +39,7 @@
  * create), --join-concurrency 16, --profile DIR. A quick run: `npm run bench:pods -- --no-append
  * --real-pods 20 --nodes 20 --pods 200`.
  */
+import { scrape, type Scrape } from './lib/scrape.js';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -291,23 +292,6 @@ async function waitForQuiet(
 }
 
 // ------------------------------------------------------------------------------ /metrics
-
-type Scrape = Map<string, number>;
-
-async function scrape(port: number): Promise<Scrape> {
-  const out: Scrape = new Map();
-  try {
-    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-    for (const line of (await res.text()).split('\n')) {
-      if (!line || line.startsWith('#')) continue;
-      const cut = line.lastIndexOf(' ');
-      out.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-    }
-  } catch (err) {
-    log(`could not read /metrics on port ${port}: ${(err as Error).message}`);
-  }
-  return out;
-}
 
 interface SchedulerFigures {
   scheduled: number;

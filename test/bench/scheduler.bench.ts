@@ -52,6 +52,7 @@
  * quick run: `npm run
  * bench:scheduler -- --no-append --nodes 100 --pods 500 --latency-seconds 5`.
  */
+import { scrape, type Scrape } from './lib/scrape.js';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -295,23 +296,6 @@ function readProfile(dir: string, fromUs: number, toUs: number): ProfileSummary 
 }
 
 // ------------------------------------------------------------------------------ /metrics
-
-type Scrape = Map<string, number>;
-
-async function scrape(port: number): Promise<Scrape> {
-  const out: Scrape = new Map();
-  try {
-    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-    for (const line of (await res.text()).split('\n')) {
-      if (!line || line.startsWith('#')) continue;
-      const cut = line.lastIndexOf(' ');
-      out.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-    }
-  } catch (err) {
-    log(`could not read /metrics on port ${port}: ${(err as Error).message}`);
-  }
-  return out;
-}
 
 interface SchedulerFigures {
   scheduled: number;
