@@ -63,7 +63,17 @@ interface ActiveWatcher {
   sink: WatchSink;
   bookmarks: boolean;
   stopped: boolean;
+  /** The exact field value this watcher is filed under (see INDEXED_FIELDS). */
+  index?: { field: string; value: string };
 }
+
+/**
+ * Fields whose exact-match watchers are filed by value, as Kubernetes' cacher indexes pod
+ * watchers by spec.nodeName: with thousands of agents each watching its own pods and its own
+ * Node, an event then reaches the few watchers it can concern instead of being matched
+ * against every one of them. The first field a watcher requires exactly is used.
+ */
+const INDEXED_FIELDS = ['spec.nodeName', 'metadata.name'] as const;
 
 export interface WatchCacheOptions {
   /** How long events stay in the window (default 5 minutes). */
@@ -82,6 +92,10 @@ export class WatchCache {
   private historyStart = 0;
   private revision = 0;
   private readonly watchers = new Set<ActiveWatcher>();
+  /** Watchers not filed under a field value: every event is matched against them. */
+  private readonly unindexed = new Set<ActiveWatcher>();
+  /** field → value → the watchers that require that value. */
+  private readonly indexed = new Map<string, Map<string, Set<ActiveWatcher>>>();
 
   constructor(
     readonly info: KindInfo,
@@ -132,12 +146,23 @@ export class WatchCache {
     }
     this.trimHistory();
     if (this.watchers.size === 0) return;
-    for (const w of this.watchers) {
-      for (const e of events) {
-        if (w.stopped) break;
-        this.deliver(w, e);
+    for (const e of events) {
+      for (const w of this.unindexed) if (!w.stopped) this.deliver(w, e);
+      if (this.indexed.size === 0) continue;
+      for (const w of this.indexedWatchersFor(e)) if (!w.stopped) this.deliver(w, e);
+    }
+  }
+
+  /** The filed watchers an event can concern: those under its object's value before and after. */
+  private indexedWatchersFor(e: CacheEvent): Set<ActiveWatcher> {
+    const out = new Set<ActiveWatcher>();
+    for (const [field, byValue] of this.indexed) {
+      for (const obj of e.prev ? [e.cur.object, e.prev.object] : [e.cur.object]) {
+        const filed = byValue.get(this.getField(obj, field) ?? '');
+        if (filed) for (const w of filed) out.add(w);
       }
     }
+    return out;
   }
 
   /** The store has delivered everything up to `rv` (events of other kinds, or a progress notice). */
@@ -201,13 +226,43 @@ export class WatchCache {
         if (w.stopped) return { stop: () => undefined };
       }
     }
-    this.watchers.add(w);
+    this.addWatcher(w);
     return {
       stop: () => {
         w.stopped = true;
-        this.watchers.delete(w);
+        this.removeWatcher(w);
       },
     };
+  }
+
+  private addWatcher(w: ActiveWatcher): void {
+    this.watchers.add(w);
+    for (const field of INDEXED_FIELDS) {
+      const value = w.filter.fields?.requiresExactMatch(field);
+      if (value === undefined) continue;
+      w.index = { field, value };
+      let byValue = this.indexed.get(field);
+      if (!byValue) this.indexed.set(field, (byValue = new Map()));
+      let filed = byValue.get(value);
+      if (!filed) byValue.set(value, (filed = new Set()));
+      filed.add(w);
+      return;
+    }
+    this.unindexed.add(w);
+  }
+
+  private removeWatcher(w: ActiveWatcher): void {
+    this.watchers.delete(w);
+    if (!w.index) {
+      this.unindexed.delete(w);
+      return;
+    }
+    const byValue = this.indexed.get(w.index.field);
+    const filed = byValue?.get(w.index.value);
+    if (!byValue || !filed) return;
+    filed.delete(w);
+    if (filed.size === 0) byValue.delete(w.index.value);
+    if (byValue.size === 0) this.indexed.delete(w.index.field);
   }
 
   /** Sends a BOOKMARK at the current revision to every watcher that asked for them. */
@@ -250,7 +305,7 @@ export class WatchCache {
   private endWatcher(w: ActiveWatcher, err?: ApiError): void {
     if (w.stopped) return;
     w.stopped = true;
-    this.watchers.delete(w);
+    this.removeWatcher(w);
     w.sink.end(err);
   }
 
