@@ -2,9 +2,24 @@
  * Bearer tokens: `<id>.<secret>` (like Kubernetes bootstrap tokens). Only a SHA-256 of the
  * secret is kept, in <data-dir>/tokens.json (0600); the admin token created on first start is
  * also written to <data-dir>/admin.token (0600) for the person who runs the server.
+ *
+ * tokens.json is a snapshot; tokens created since are appended, one JSON line each, to the
+ * log it names (tokens.<generation>.log). Every join issues a node credential, and rewriting
+ * all of them per join made joining thousands of machines quadratic. A deletion writes a new
+ * snapshot with the next generation, so a crash between the rename and the old log's removal
+ * cannot bring a deleted token back.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Identity, Role } from '../../client/api/local.js';
 import type { Clock } from '../../client/util/clock.js';
@@ -36,9 +51,25 @@ function sha256(s: string): string {
   return createHash('sha256').update(s).digest('hex');
 }
 
+interface Snapshot {
+  tokens: TokenRecord[];
+  /** Names the log of records created after this snapshot (absent in older data folders). */
+  logGeneration?: number;
+}
+
+/** A log may grow to this many lines (or the snapshot's size, if larger) before it is folded in. */
+const MIN_LOG_LINES_BEFORE_SNAPSHOT = 1000;
+
 export class TokenStore {
   private records = new Map<string, TokenRecord>();
-  private loadedAt = 0;
+  /** What the files looked like when last read or written (another replica may change them). */
+  private loadedState = '';
+  private generation = 0;
+  private logLines = 0;
+  /** Records in the snapshot: the log is folded in once it is as long (so folding stays linear). */
+  private snapshotSize = 0;
+  /** The log ends in a line torn by a crash: the next append starts on a new line. */
+  private tornTail = false;
   private readonly verified = new Map<string, { identity: Identity; expiresAt: number | undefined }>();
   private readonly path: string;
 
@@ -50,18 +81,45 @@ export class TokenStore {
     this.load();
   }
 
-  /** Reads tokens.json (written by this server, or by a replica sharing the folder). */
+  private logPath(generation = this.generation): string {
+    return join(this.dataDir, `tokens.${generation}.log`);
+  }
+
+  /** Reads tokens.json and its log (written by this server, or by a replica sharing the folder). */
   private load(): void {
     if (!existsSync(this.path)) return;
-    this.loadedAt = statSync(this.path).mtimeMs;
-    const list = JSON.parse(readFileSync(this.path, 'utf8')) as { tokens: TokenRecord[] };
-    this.records = new Map(list.tokens.map((r) => [r.id, r]));
+    const snapshot = JSON.parse(readFileSync(this.path, 'utf8')) as Snapshot;
+    this.generation = snapshot.logGeneration ?? 0;
+    this.records = new Map(snapshot.tokens.map((r) => [r.id, r]));
+    this.snapshotSize = snapshot.tokens.length;
+    this.logLines = 0;
+    this.tornTail = false;
+    if (existsSync(this.logPath())) {
+      const log = readFileSync(this.logPath(), 'utf8');
+      this.tornTail = log.length > 0 && !log.endsWith('\n');
+      for (const line of log.split('\n')) {
+        if (!line) continue;
+        try {
+          const record = JSON.parse(line) as TokenRecord;
+          this.records.set(record.id, record);
+          this.logLines++;
+        } catch {
+          // A line torn by a crash mid-append: the token it held was never handed out.
+        }
+      }
+    }
+    this.loadedState = this.filesState();
     this.verified.clear();
   }
 
-  /** An unknown token may have been issued by a replica since we read the file. */
+  private filesState(): string {
+    const size = (p: string) => (existsSync(p) ? `${statSync(p).mtimeMs}:${statSync(p).size}` : '-');
+    return `${size(this.path)}/${size(this.logPath())}`;
+  }
+
+  /** An unknown token may have been issued by a replica since we read the files. */
   private reloadIfChanged(): void {
-    if (existsSync(this.path) && statSync(this.path).mtimeMs !== this.loadedAt) this.load();
+    if (existsSync(this.path) && this.filesState() !== this.loadedState) this.load();
   }
 
   get adminTokenPath(): string {
@@ -107,6 +165,7 @@ export class TokenStore {
     token: string;
     record: TokenRecord;
   } {
+    this.reloadIfChanged();
     let id = randomChars(6);
     while (this.records.has(id)) id = randomChars(6);
     const secret = randomChars(32);
@@ -122,7 +181,7 @@ export class TokenStore {
       ...(options.description ? { description: options.description } : {}),
     };
     this.records.set(id, record);
-    this.save();
+    this.append(record);
     return { token: `${id}.${secret}`, record };
   }
 
@@ -131,6 +190,7 @@ export class TokenStore {
   }
 
   delete(id: string): boolean {
+    this.reloadIfChanged();
     const had = this.records.delete(id);
     if (had) this.save();
     return had;
@@ -138,6 +198,7 @@ export class TokenStore {
 
   /** Removes every token bound to a node (its Node was deleted). */
   revokeNode(nodeName: string): number {
+    this.reloadIfChanged();
     let n = 0;
     for (const [id, r] of this.records) {
       if (r.nodeName === nodeName) {
@@ -162,14 +223,37 @@ export class TokenStore {
     return token;
   }
 
+  /** Records a new token: one appended line (a new token invalidates nothing remembered). */
+  private append(record: TokenRecord): void {
+    if (
+      !existsSync(this.path) ||
+      this.logLines >= Math.max(MIN_LOG_LINES_BEFORE_SNAPSHOT, this.snapshotSize)
+    ) {
+      this.save();
+      return;
+    }
+    appendFileSync(this.logPath(), (this.tornTail ? '\n' : '') + JSON.stringify(record) + '\n', {
+      mode: 0o600,
+    });
+    this.tornTail = false;
+    this.logLines++;
+    this.loadedState = this.filesState();
+  }
+
+  /** Writes every record to a new snapshot with an empty log of the next generation. */
   private save(): void {
     // Any change (a deletion, a revocation) may invalidate a remembered token.
     this.verified.clear();
+    const oldLog = this.logPath();
+    this.generation++;
+    this.logLines = 0;
+    this.tornTail = false;
+    this.snapshotSize = this.records.size;
     const tmp = `${this.path}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ tokens: [...this.records.values()] }, null, 2) + '\n', {
-      mode: 0o600,
-    });
+    const snapshot: Snapshot = { tokens: [...this.records.values()], logGeneration: this.generation };
+    writeFileSync(tmp, JSON.stringify(snapshot, null, 1) + '\n', { mode: 0o600 });
     renameSync(tmp, this.path);
-    this.loadedAt = statSync(this.path).mtimeMs;
+    rmSync(oldLog, { force: true });
+    this.loadedState = this.filesState();
   }
 }

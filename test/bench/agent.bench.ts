@@ -1038,7 +1038,7 @@ async function hollowPhase(n: number, args: Args, cleanup: Cleanup, tmp: string)
       if (proc.child.exitCode !== null) throw new Error(`the hollow process exited: ${proc.logs.tail}`);
     };
     if (args.hollowJoin > 0) {
-      // Two TLS connections per join, and the server rewrites tokens.json each time.
+      // Two TLS connections per join, and one line appended to the server's token log.
       await waitFor(`all ${n} hollow nodes to join`, 60_000 + n * 150, () => {
         alive();
         return result.join;
