@@ -1,18 +1,26 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { kindInfo } from '../client/api/kinds.js';
 import type { BridgeMessage } from '../client/bridge/protocol.js';
+import { objectKey } from './apiserver/codec.js';
 import { BRIDGE_CHANNEL, RESUME_CHANNEL } from './bridge/channels.js';
+import { ControlPlane } from './controlplane.js';
+import { openSqliteStorage } from './storage/sqlite.js';
 
 // The Electron binary cannot be downloaded here: the shell is tested with electron mocked.
-const userData = mkdtempSync(join(tmpdir(), 'kubelab-shell-'));
+const appData = mkdtempSync(join(tmpdir(), 'kubelab-shell-'));
+const userData = join(appData, 'kubelab');
+const paths = new Map<string, string>([['appData', appData]]);
 const handlers = new Map<string, (...args: unknown[]) => unknown>();
 const listeners = new Map<string, (...args: any[]) => unknown>();
 const appEvents = new Map<string, (...args: unknown[]) => unknown>();
-const powerEvents = new Map<string, () => void>();
-const windows: Array<{ options: Record<string, any>; loaded?: string }> = [];
-const quit = vi.fn();
+const powerEvents = new Map<string, (...args: any[]) => void>();
+const app = { name: 'Electron', quit: vi.fn() };
+const quit = app.quit;
+const showErrorBox = vi.fn();
 const exposed = new Map<string, any>();
 const rendererListeners = new Map<string, Set<(...args: any[]) => void>>();
 const ipcRenderer = {
@@ -26,11 +34,66 @@ const ipcRenderer = {
     rendererListeners.get(channel)?.delete(fn),
 };
 
+class FakeBrowserWindow {
+  static made: FakeBrowserWindow[] = [];
+  loaded?: string;
+  destroyed = false;
+  readonly calls: string[] = [];
+  readonly webContents = {
+    openHandler: undefined as undefined | (() => unknown),
+    navigate: undefined as undefined | ((e: { preventDefault(): void }) => void),
+    setWindowOpenHandler: (h: () => unknown) => (this.webContents.openHandler = h),
+    on: (_event: string, l: (e: { preventDefault(): void }) => void) => (this.webContents.navigate = l),
+  };
+  constructor(readonly options: Record<string, any>) {
+    FakeBrowserWindow.made.push(this);
+  }
+  async loadFile(path: string) {
+    this.loaded = path;
+  }
+  async loadURL(url: string) {
+    this.loaded = url;
+  }
+  isDestroyed = () => this.destroyed;
+  isMinimized = () => false;
+  restore = () => this.calls.push('restore');
+  show = () => this.calls.push('show');
+  focus = () => this.calls.push('focus');
+}
+const windows = FakeBrowserWindow.made;
+
+class FakeTray {
+  static made: FakeTray[] = [];
+  image: string;
+  tooltip = '';
+  menu: Array<{ label?: string; type?: string; click?: () => void }> = [];
+  destroyed = false;
+  constructor(image: string) {
+    this.image = image;
+    FakeTray.made.push(this);
+  }
+  setImage(image: string) {
+    this.image = image;
+  }
+  setToolTip(tooltip: string) {
+    this.tooltip = tooltip;
+  }
+  setContextMenu(menu: FakeTray['menu']) {
+    this.menu = menu;
+  }
+  on() {}
+  destroy() {
+    this.destroyed = true;
+  }
+}
+
 vi.mock('electron', () => ({
   app: {
     requestSingleInstanceLock: () => true,
     whenReady: () => Promise.resolve(),
-    getPath: (name: string) => (name === 'userData' ? userData : tmpdir()),
+    setName: (name: string) => (app.name = name),
+    setPath: (name: string, path: string) => paths.set(name, path),
+    getPath: (name: string) => paths.get(name) ?? tmpdir(),
     on: (event: string, fn: (...args: unknown[]) => unknown) => appEvents.set(event, fn),
     quit,
   },
@@ -41,28 +104,17 @@ vi.mock('electron', () => ({
   },
   powerMonitor: { on: (event: string, fn: () => void) => powerEvents.set(event, fn) },
   contextBridge: { exposeInMainWorld: (key: string, api: unknown) => exposed.set(key, api) },
+  dialog: { showErrorBox },
+  Menu: { buildFromTemplate: (template: unknown) => template },
+  Tray: FakeTray,
   ipcRenderer,
-  BrowserWindow: class {
-    record: { options: Record<string, any>; loaded?: string };
-    constructor(options: Record<string, any>) {
-      this.record = { options };
-      windows.push(this.record);
-    }
-    async loadFile(path: string) {
-      this.record.loaded = path;
-    }
-    async loadURL(url: string) {
-      this.record.loaded = url;
-    }
-    isMinimized() {
-      return false;
-    }
-    restore() {}
-    focus() {}
-  },
+  BrowserWindow: FakeBrowserWindow,
 }));
 
-afterAll(() => rmSync(userData, { recursive: true, force: true }));
+// The shell's ControlPlane, to look at its store.
+const started = vi.spyOn(ControlPlane, 'start');
+
+afterAll(() => rmSync(appData, { recursive: true, force: true }));
 
 /** A window's webContents as the bridge sees it: what it was sent, and its end. */
 function fakeWebContents(id: number) {
@@ -89,7 +141,7 @@ const fromRenderer = (contents: { id: number }, page: string, message: unknown) 
   listeners.get(BRIDGE_CHANNEL)!({ sender: contents }, page, message);
 
 describe('the Electron shell', () => {
-  it('starts the control plane in user data and opens a sandboxed window', async () => {
+  it('starts the control plane in user data and opens a sandboxed, confined window', async () => {
     process.env.KUBELAB_LISTEN = '127.0.0.1:0';
     process.env.KUBELAB_LOG_LEVEL = 'silent';
     const { startShell } = await import('./index.js');
@@ -105,11 +157,70 @@ describe('the Electron shell', () => {
     expect(info.dataDir).toBe(join(userData, 'cluster'));
     expect(info.caPath).toBe(join(userData, 'cluster', 'pki', 'ca.crt'));
 
+    await vi.waitFor(() => expect(windows[0]?.loaded).toBeDefined());
     expect(windows).toHaveLength(1);
     const prefs = windows[0].options.webPreferences;
     expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false });
     expect(prefs.preload).toMatch(/preload\.cjs$/);
     expect(windows[0].loaded).toMatch(/renderer[/\\]index\.html$/);
+    // Named kubelab, with its data under that name, however Electron was started.
+    expect(app.name).toBe('kubelab');
+    expect(windows[0].options).toMatchObject({ title: 'kubelab', minWidth: 720, minHeight: 480 });
+    expect(windows[0].webContents.openHandler!()).toEqual({ action: 'deny' });
+    const navigation = { preventDefault: vi.fn() };
+    windows[0].webContents.navigate!(navigation);
+    expect(navigation.preventDefault).toHaveBeenCalled();
+  });
+
+  it('shows the cluster’s health in the tray, from the nodes’ Ready conditions', async () => {
+    expect(FakeTray.made).toHaveLength(1);
+    const tray = FakeTray.made[0];
+    await vi.waitFor(() => expect(tray.tooltip).toBe('kubelab — no nodes yet: add one from the window'));
+    expect(tray.image).toMatch(/resources[/\\]tray[/\\]idle\.png$/);
+    expect(existsSync(tray.image)).toBe(true);
+
+    // A node joins and reports Ready (written here through the GUI's own bridge).
+    const contents = fakeWebContents(10);
+    fromRenderer(contents, 'tray', {
+      id: 1,
+      op: 'create',
+      object: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'pi-1' } },
+    });
+    await vi.waitFor(() => expect(contents.messages('tray')).toHaveLength(1));
+    const node = (contents.messages('tray')[0] as { value: any }).value;
+    fromRenderer(contents, 'tray', {
+      id: 2,
+      op: 'updateStatus',
+      object: { ...node, status: { conditions: [{ type: 'Ready', status: 'True' }] } },
+    });
+    await vi.waitFor(() => expect(tray.tooltip).toBe('kubelab — 1/1 nodes Ready'));
+    expect(tray.image).toMatch(/healthy\.png$/);
+    expect(tray.menu.map((i) => i.label ?? i.type)).toEqual([
+      'kubelab — 1/1 nodes Ready',
+      'separator',
+      'Open',
+      'Quit',
+    ]);
+    fromRenderer(contents, 'tray', { id: 3, op: 'delete', kind: 'Node', name: 'pi-1' });
+    await vi.waitFor(() => expect(tray.tooltip).toBe('kubelab — no nodes yet: add one from the window'));
+
+    tray.menu.find((i) => i.label === 'Quit')!.click!();
+    expect(quit).toHaveBeenCalledTimes(1);
+    quit.mockClear();
+  });
+
+  it('keeps running with its window closed; Open and a second launch bring the window back', async () => {
+    windows[0].destroyed = true;
+    appEvents.get('window-all-closed')!();
+    expect(quit).not.toHaveBeenCalled();
+
+    FakeTray.made[0].menu.find((i) => i.label === 'Open')!.click!();
+    await vi.waitFor(() => expect(windows).toHaveLength(2));
+    await vi.waitFor(() => expect(windows[1].loaded).toMatch(/renderer[/\\]index\.html$/));
+    appEvents.get('second-instance')!();
+    appEvents.get('activate')!();
+    expect(windows).toHaveLength(2);
+    expect(windows[1].calls).toEqual(['show', 'focus', 'show', 'focus']);
   });
 
   it('answers the bridge over IPC as the desktop admin, one session per page', async () => {
@@ -215,12 +326,76 @@ describe('the Electron shell', () => {
     expect(contents.sent).toHaveLength(sentBefore);
   });
 
-  it('stops cleanly on quit', async () => {
+  it('holds a system shutdown until it has quit', () => {
     const event = { preventDefault: vi.fn() };
-    appEvents.get('before-quit')!(event);
+    powerEvents.get('shutdown')!(event);
     expect(event.preventDefault).toHaveBeenCalled();
+    expect(quit).toHaveBeenCalledTimes(1);
+    quit.mockClear();
+  });
+
+  it('stops cleanly on quit, with the writes of a pending group commit on disk', async () => {
+    const cp = await started.mock.results[0].value;
+    const names = Array.from({ length: 20 }, (_, i) => `before-quit-${i}`);
+    // Quit the moment the last write joins the store's next batch: none is committed yet.
+    const create = cp.storage.create.bind(cp.storage);
+    let enqueued = 0;
+    const event = { preventDefault: vi.fn() };
+    vi.spyOn(cp.storage, 'create').mockImplementation((...args: unknown[]) => {
+      const pending = (create as (...a: unknown[]) => Promise<unknown>)(...args);
+      if (++enqueued === names.length) appEvents.get('before-quit')!(event);
+      return pending;
+    });
+    // When the app really quits, the store must be closed: its lock file gone.
+    const lock = join(userData, 'cluster', 'state.db.lock');
+    expect(existsSync(lock)).toBe(true);
+    let lockedAtQuit: boolean | undefined;
+    quit.mockImplementationOnce(() => (lockedAtQuit = existsSync(lock)));
+    const contents = fakeWebContents(20);
+    for (const [i, name] of names.entries()) {
+      fromRenderer(contents, 'quit', {
+        id: i + 1,
+        op: 'create',
+        object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+      });
+    }
+    await vi.waitFor(() => expect(event.preventDefault).toHaveBeenCalled());
     expect(listeners.has(BRIDGE_CHANNEL)).toBe(false);
-    await vi.waitFor(() => expect(quit).toHaveBeenCalled());
+    expect(FakeTray.made[0].destroyed).toBe(true);
+    await vi.waitFor(() => expect(quit).toHaveBeenCalled(), { timeout: 15_000 });
+    expect(lockedAtQuit).toBe(false);
+
+    // The file alone, opened again as the next start would.
+    const store = await openSqliteStorage({ path: join(userData, 'cluster', 'state.db'), inline: true });
+    try {
+      for (const name of names) {
+        expect(await store.get(objectKey(kindInfo('Namespace'), undefined, name)), name).not.toBeNull();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('explains a control plane that cannot start, and quits', async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    process.env.KUBELAB_LISTEN = `127.0.0.1:${port}`;
+    try {
+      quit.mockClear();
+      const { startShell } = await import('./index.js');
+      await startShell();
+      expect(showErrorBox).toHaveBeenCalledWith(
+        'kubelab could not start',
+        expect.stringContaining(`${port}`),
+      );
+      expect(showErrorBox.mock.calls[0][1]).toContain(join(userData, 'cluster'));
+      expect(quit).toHaveBeenCalled();
+      expect(windows).toHaveLength(2);
+    } finally {
+      taken.close();
+      process.env.KUBELAB_LISTEN = '127.0.0.1:0';
+    }
   });
 });
 

@@ -32,7 +32,24 @@ export type BridgeRequest =
   /** A fresh join token for a new machine (admins only), with the address agents should use. */
   | { id: number; op: 'joinToken'; ttlSeconds?: number }
   /** Ends the stream started by request `target`. */
-  | { id: number; op: 'cancel'; target: number };
+  | { id: number; op: 'cancel'; target: number }
+  /** How this control plane runs (the Settings view): answered for everyone, paths for admins. */
+  | { id: number; op: 'info' }
+  /** A node's recent NodeMetrics samples (the control plane keeps about 15 minutes). */
+  | { id: number; op: 'nodeMetricsHistory'; name: string }
+  /** Tokens and node credentials, never their secrets (admins only). */
+  | { id: number; op: 'listTokens' }
+  /** A new token (admins only); its secret is in the answer, once. 0 or no ttlSeconds: never expires (join: 24 h). */
+  | {
+      id: number;
+      op: 'createToken';
+      role: BridgeTokenRole;
+      name?: string;
+      description?: string;
+      ttlSeconds?: number;
+    }
+  /** Revokes a token by its id (admins only): it stops working at once. */
+  | { id: number; op: 'deleteToken'; tokenId: string };
 
 export type BridgeOp = BridgeRequest['op'];
 
@@ -58,6 +75,45 @@ export interface BridgeJoinToken {
   /** https://host:port of this control plane as a lab machine would reach it. */
   server: string;
   expiresInSeconds: number;
+}
+
+/** Roles a token can be created for from the GUI (node credentials come from joining). */
+export type BridgeTokenRole = 'join' | 'admin' | 'viewer';
+
+/** What `info` answers. Paths are only shown to admins. */
+export interface BridgeInfo {
+  version: string;
+  user: string;
+  role: string;
+  /** sqlite or etcd. */
+  store: string;
+  etcdEndpoints?: string[];
+  dataDir?: string;
+  /** The gRPC API's address (host:port) as the server listens. */
+  listen: string;
+  /** false when the API runs without TLS (--plaintext, loopback only). */
+  tls: boolean;
+  caPath?: string;
+  adminTokenPath?: string;
+  /** Browser mode's address (http://127.0.0.1:6080), when the GUI is served to browsers. */
+  uiAddress?: string;
+}
+
+/** A token as `listTokens` shows it. */
+export interface BridgeToken {
+  id: string;
+  role: string;
+  name: string;
+  nodeName?: string;
+  createdAt: string;
+  /** RFC 3339; absent: never expires. */
+  expiresAt?: string;
+  description?: string;
+}
+
+/** What `createToken` answers: the token, with its secret (a join token pins the CA). */
+export interface BridgeCreatedToken extends BridgeToken {
+  token: string;
 }
 
 /** What `hello` answers: who the GUI is talking to. */

@@ -21,6 +21,7 @@ export interface ConnectionOptions {
   insecureSkipVerify?: boolean;
   /** Per-call deadline for unary calls (default 30 s). */
   timeoutMs?: number;
+
   /**
    * Let clients to the same server share one connection (many hollow nodes in one process).
    * Otherwise each client dials its own, so a reconnect really dials again.
@@ -79,6 +80,22 @@ export function toApiErrorFromGrpc(err: grpc.ServiceError, server: string): ApiE
   return ApiError.fromStatus(err.code, err.details);
 }
 
+/**
+ * grpc-js shares a connection between channels only when their credentials are the same
+ * object (it compares TLS contexts by identity): thousands of hollow nodes that ask to share
+ * must get one credentials object per CA, or each dials — and TLS-handshakes — on its own.
+ */
+const tlsCredentialsByCa = new Map<string, grpc.ChannelCredentials>();
+
+function sharedTlsCredentials(caPem: string): grpc.ChannelCredentials {
+  let credentials = tlsCredentialsByCa.get(caPem);
+  if (!credentials) {
+    credentials = grpc.credentials.createSsl(Buffer.from(caPem));
+    tlsCredentialsByCa.set(caPem, credentials);
+  }
+  return credentials;
+}
+
 type UnaryMethod = (
   req: unknown,
   md: grpc.Metadata,
@@ -124,7 +141,9 @@ export class Connection {
           'a CA certificate is needed for TLS; pass the cluster CA (<data-dir>/pki/ca.crt) or use plaintext for a loopback server',
         );
       }
-      credentials = grpc.credentials.createSsl(Buffer.from(options.caPem));
+      credentials = options.shareConnection
+        ? sharedTlsCredentials(options.caPem)
+        : grpc.credentials.createSsl(Buffer.from(options.caPem));
       // The serving certificate names localhost and this machine's addresses; checking an IP
       // through SNI is deprecated in Node, so name the certificate's DNS entry instead.
       if (isIp(host)) channelOptions['grpc.ssl_target_name_override'] = 'localhost';

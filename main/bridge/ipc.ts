@@ -10,6 +10,7 @@ import type { BridgeError, BridgeMessage } from '../../client/bridge/protocol.js
 import { inProcessClient } from '../../client/inprocess.js';
 import type { ControlPlane } from '../controlplane.js';
 import { BRIDGE_CHANNEL, RESUME_CHANNEL } from './channels.js';
+import { guiSession, type BridgeEndpoint } from './guisession.js';
 import { bridgeHello } from './hello.js';
 import { joinTokenMaker } from './jointoken.js';
 import { BridgeSession } from './session.js';
@@ -27,7 +28,7 @@ export interface IpcMainLike {
 }
 
 /** What each new page's session is made from: how it sends, and which session to make. */
-export type SessionFactory = (send: (message: BridgeMessage) => void) => BridgeSession;
+export type SessionFactory = (send: (message: BridgeMessage) => void) => BridgeEndpoint;
 
 const RESUMED: BridgeError = {
   reason: 'Disconnected',
@@ -37,7 +38,7 @@ const RESUMED: BridgeError = {
 export class IpcBridge {
   private readonly pages = new Map<
     number,
-    { page: string; session: BridgeSession; contents: IpcWebContents }
+    { page: string; session: BridgeEndpoint; contents: IpcWebContents }
   >();
 
   constructor(
@@ -98,14 +99,17 @@ export const DESKTOP_IDENTITY: Identity = { name: 'desktop', role: 'admin' };
 
 /** The desktop app's bridge: each page's session uses an in-process client as DESKTOP_IDENTITY. */
 export function desktopBridge(ipcMain: IpcMainLike, cp: ControlPlane): IpcBridge {
-  return new IpcBridge(
-    ipcMain,
-    (send) =>
+  return new IpcBridge(ipcMain, (send) =>
+    guiSession(
+      cp,
+      DESKTOP_IDENTITY,
       new BridgeSession(
         inProcessClient(cp.api, DESKTOP_IDENTITY),
         send,
         bridgeHello(cp, DESKTOP_IDENTITY),
         joinTokenMaker(cp, DESKTOP_IDENTITY),
       ),
+      send,
+    ),
   );
 }

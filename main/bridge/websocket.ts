@@ -5,10 +5,11 @@
  *
  * Authentication (see login.ts): the printed URL carries a token once; the server swaps it for
  * an HttpOnly, SameSite=Strict session cookie and a page that drops the token from the address
- * bar. Static files and the WebSocket need that cookie (scripts may instead send
- * `Authorization: Bearer <token>` on the upgrade, which no web page can set). Requests must
- * name a loopback host (no DNS rebinding) and a WebSocket's Origin must be this server's own
- * (no other local page may open one with the user's cookie).
+ * bar. The cookie is signed with a key kept in the data folder, so it outlives a restart: the
+ * page's WebSocket reconnects signed in. Static files and the WebSocket need that cookie
+ * (scripts may instead send `Authorization: Bearer <token>` on the upgrade, which no web page
+ * can set). Requests must name a loopback host (no DNS rebinding) and a WebSocket's Origin
+ * must be this server's own (no other local page may open one with the user's cookie).
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
@@ -17,11 +18,14 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Identity } from '../../client/api/local.js';
 import type { BridgeMessage } from '../../client/bridge/protocol.js';
 import { inProcessClient } from '../../client/inprocess.js';
+import { realClock } from '../../client/util/clock.js';
 import type { ControlPlane } from '../controlplane.js';
 import { isLoopback, MAX_REQUEST_BYTES, splitHostPort } from '../grpc/server.js';
 import type { Logger } from '../logging.js';
+import { guiSession, type BridgeEndpoint } from './guisession.js';
 import { bridgeHello } from './hello.js';
 import { LoginSessions } from './login.js';
+import { ensureLoginKey } from './loginkey.js';
 import { joinTokenMaker } from './jointoken.js';
 import { BridgeSession } from './session.js';
 import { serveStatic } from './static.js';
@@ -162,11 +166,14 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const logger = options.logger ?? cp.logger.child({ component: 'ui' });
   let port = wantedPort;
-  const logins = new LoginSessions(
-    (token) => cp.tokens.authenticate(token),
-    () => `kubelab_session_${port}`,
-  );
-  const sessions = new Map<WebSocket, { session: BridgeSession; alive: boolean }>();
+  const clock = cp.options.clock ?? realClock;
+  const logins = new LoginSessions({
+    tokens: cp.tokens,
+    key: ensureLoginKey(cp.options.dataDir),
+    nameOfCookie: () => `kubelab_session_${port}`,
+    now: () => clock.now(),
+  });
+  const sessions = new Map<WebSocket, { session: BridgeEndpoint; alive: boolean }>();
 
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
@@ -215,10 +222,18 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       );
       return;
     }
+    const renewed = logins.renewal(req.headers.cookie);
+    if (renewed) res.setHeader('set-cookie', renewed);
     await serveStatic(rendererDir, rawPath(req.url), req, res);
   };
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_REQUEST_BYTES });
+  // A page that stays open reconnects now and then without loading anything: renew its
+  // sign-in on the upgrade's answer too (browsers keep cookies set there).
+  wss.on('headers', (headers: string[], req: IncomingMessage) => {
+    const renewed = logins.renewal(req.headers.cookie);
+    if (renewed) headers.push(`Set-Cookie: ${renewed}`);
+  });
 
   const server = createServer((req, res) => {
     onRequest(req, res).catch((err: Error) => {
@@ -270,11 +285,17 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         message: `this connection fell more than ${Math.round(maxBufferedBytes / 1024)} KiB behind (the page is not reading fast enough): its watches and log streams were ended; watch again`,
       });
     });
-    const session = new BridgeSession(
-      inProcessClient(cp.api, identity),
+    const session = guiSession(
+      cp,
+      identity,
+      new BridgeSession(
+        inProcessClient(cp.api, identity),
+        send,
+        bridgeHello(cp, identity),
+        joinTokenMaker(cp, identity),
+      ),
       send,
-      bridgeHello(cp, identity),
-      joinTokenMaker(cp, identity),
+      { uiAddress: `http://${host.includes(':') ? `[${host}]` : host}:${port}` },
     );
     const entry = { session, alive: true };
     sessions.set(ws, entry);

@@ -189,6 +189,12 @@ export class TokenStore {
     return [...this.records.values()];
   }
 
+  /** One token's record by its id (a browser session names its token by id). */
+  get(id: string): TokenRecord | undefined {
+    if (!this.records.has(id)) this.reloadIfChanged();
+    return this.records.get(id);
+  }
+
   delete(id: string): boolean {
     this.reloadIfChanged();
     const had = this.records.delete(id);

@@ -2,106 +2,49 @@
  * The GUI in headless Chromium (Debian's, driven by playwright-core) against browser mode on a
  * real control plane with hollow agents: what a user sees, live, without reloading — a node
  * that joins appears Ready; applying a DaemonSet shows its pods; cordon marks the node; an
- * invalid manifest shows the field at fault; a pod's log streams into the viewer. Screenshots
- * go to test-artifacts/.
+ * invalid manifest shows the field at fault; a pod's log streams into the viewer; the tables
+ * sort and answer the keyboard; Settings shows the server and manages tokens; the theme
+ * follows the system unless chosen. Screenshots go to test-artifacts/.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { HollowFleet } from '../../agent/hollow.js';
+import { defaultConfig } from '../../agent/config.js';
+import { quietLogger } from '../../agent/logger.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { fillEditor, startGui, type Gui } from './support.js';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { defaultConfig } from '../../agent/config.js';
-import { HollowFleet } from '../../agent/hollow.js';
-import { quietLogger } from '../../agent/logger.js';
-import type { Client } from '../../client/client.js';
-import { startUiServer, type UiServer } from '../../main/bridge/websocket.js';
-import { createJoinToken } from '../support/agentproc.js';
-import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
-
-let t: TestControlPlane;
-let admin: Client;
-let ui: UiServer;
-let browser: Browser;
-let page: Page;
-let dir: string;
-const fleets: HollowFleet[] = [];
-
-async function startFleet(prefix: string, count: number): Promise<void> {
-  const fleet = new HollowFleet({
-    count,
-    prefix,
-    servers: [`https://127.0.0.1:${t.cp.port}`],
-    dataDir: join(dir, prefix),
-    joinToken: await createJoinToken(t),
-    config: (name) => defaultConfig(name),
-    logger: quietLogger(),
-    spreadMs: 10,
-  });
-  fleets.push(fleet);
-  await fleet.start();
-}
-
-async function shot(name: string): Promise<void> {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
+let gui: Gui;
+const addedDir = mkdtempSync(join(tmpdir(), 'kubelab-e2e-added-'));
+let added: HollowFleet | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`,
-    );
-  }
-  if (!existsSync(join(import.meta.dirname, '..', '..', 'out', 'renderer', 'index.html'))) {
-    throw new Error('the GUI is not built: run `npx electron-vite build` (npm test does) first');
-  }
-  t = await startTestControlPlane();
-  admin = t.client();
-  dir = mkdtempSync(join(tmpdir(), 'kubelab-e2e-'));
-  ui = await startUiServer({ controlPlane: t.cp, listen: '127.0.0.1:0' });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.goto(ui.url(t.cp.adminToken));
-  await page.waitForSelector('[data-testid="nodes-ready"]');
+  gui = await startGui();
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  for (const f of fleets) await f.stop();
-  await ui?.close();
-  await t?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await added?.stop();
+  await gui?.close();
+  rmSync(addedDir, { recursive: true, force: true });
 });
 
-const text = (selector: string) => page.locator(selector).innerText();
-
 it('a joining node appears Ready without a reload', async () => {
+  const { page, text } = gui;
   await expect.poll(() => text('[data-testid="nodes-ready"]')).toContain('0/0');
-  await startFleet('gui', 2);
+  await gui.startFleet('gui', 2);
   await expect.poll(() => text('[data-testid="nodes-ready"]'), { timeout: 20_000 }).toContain('2/2');
   await page.click('[data-view="nodes"]');
   await expect.poll(() => text('[data-node="gui-0"] [data-col="status"]'), { timeout: 20_000 }).toBe('Ready');
-  await shot('nodes');
+  await gui.shot('nodes');
 }, 60_000);
 
 it('applying a DaemonSet shows its pods appear', async () => {
+  const { page, text } = gui;
   await page.click('[data-view="apply"]');
-  await page.fill(
-    '[data-testid="manifest"]',
+  await fillEditor(
+    page,
+    'manifest',
     `apiVersion: apps/v1
 kind: DaemonSet
 metadata:
@@ -127,22 +70,51 @@ spec:
     .toBe('2');
   await page.click('[data-view="pods"]');
   await expect.poll(async () => page.locator('[data-pod^="exporter-"]').count(), { timeout: 30_000 }).toBe(2);
-  await shot('pods');
+  await gui.shot('pods');
 }, 60_000);
 
 it('cordon marks the node unschedulable', async () => {
+  const { page, text } = gui;
   await page.click('[data-view="nodes"]');
   await page.click('[data-node="gui-1"] button:has-text("Cordon")');
   await expect
     .poll(() => text('[data-node="gui-1"] [data-col="status"]'), { timeout: 10_000 })
     .toBe('Ready,SchedulingDisabled');
-  expect((await admin.get('Node', 'gui-1')).spec?.unschedulable).toBe(true);
+  expect((await gui.admin.get('Node', 'gui-1')).spec?.unschedulable).toBe(true);
+}, 30_000);
+
+it('the nodes table sorts by a column and answers the keyboard', async () => {
+  const { page } = gui;
+  await page.click('[data-view="nodes"]');
+  const names = () =>
+    page
+      .locator('[data-testid="nodes"] [data-node]')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-node')));
+  await expect.poll(names).toEqual(['gui-0', 'gui-1']);
+  await page.click('[data-sort="name"]');
+  await expect.poll(names).toEqual(['gui-1', 'gui-0']);
+  await page.click('[data-sort="status"]');
+  // Ready sorts before Ready,SchedulingDisabled.
+  await expect.poll(names).toEqual(['gui-0', 'gui-1']);
+
+  await page.keyboard.press('/');
+  await page.keyboard.type('gui-1');
+  await expect.poll(names).toEqual(['gui-1']);
+  await expect.poll(() => gui.text('[data-testid="nodes"] [data-testid="row-count"]')).toBe('1 of 2');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('j');
+  await expect.poll(() => page.locator('[data-node="gui-1"]').getAttribute('aria-selected')).toBe('true');
+  await page.keyboard.press('Enter');
+  await expect.poll(() => gui.text('[data-testid="node-page"] h2')).toContain('gui-1');
+  expect(page.url()).toContain('#node/gui-1');
 }, 30_000);
 
 it('an invalid manifest shows the field at fault', async () => {
+  const { page, text } = gui;
   await page.click('[data-view="apply"]');
-  await page.fill(
-    '[data-testid="manifest"]',
+  await fillEditor(
+    page,
+    'manifest',
     `apiVersion: apps/v1
 kind: DaemonSet
 metadata:
@@ -162,37 +134,96 @@ spec:
   );
   await page.click('[data-testid="apply"]');
   await expect.poll(() => text('[data-testid="apply-error"]')).toContain('spec.template.metadata.labels');
-  await shot('apply-error');
+  // In the editor, the message sits under the line of the field at fault.
+  const marked = page.locator('[data-testid="manifest"] .cm-error-line');
+  await expect.poll(() => marked.first().innerText()).toContain('labels: { app: other }');
+  await expect
+    .poll(() => text('[data-testid="manifest"] [data-field="spec.template.metadata.labels"]'))
+    .toContain('selector');
+  await gui.shot('apply-error');
 }, 30_000);
 
 it("streams a pod's log into the viewer", async () => {
+  const { page, text } = gui;
   await page.click('[data-view="pods"]');
   const row = page.locator('[data-pod^="exporter-"]').first();
   await row.locator('button:has-text("Logs")').click();
   await expect
     .poll(() => text('[data-testid="logs"] pre'), { timeout: 15_000 })
     .toContain('hollow container exporter started');
-  await shot('logs');
+  await gui.shot('logs');
 }, 30_000);
 
 it('Add node: the token the GUI makes joins a machine, which appears live', async () => {
+  const { page, text, t } = gui;
   await page.click('[data-view="addnode"]');
   await page.click('[data-testid="new-token"]');
   const line = await page.locator('[data-testid="join-commands"] code').first().innerText();
   const token = /--token '([^']+)'/.exec(line)?.[1];
   expect(token).toMatch(/^K10[0-9a-f]{64}::/);
   expect(line).toContain(`:${t.cp.port} `);
-  const fleet = new HollowFleet({
+  added = new HollowFleet({
     count: 1,
     prefix: 'added',
     servers: [`https://127.0.0.1:${t.cp.port}`],
-    dataDir: join(dir, 'added'),
+    dataDir: addedDir,
     joinToken: token,
     config: (name) => defaultConfig(name),
     logger: quietLogger(),
   });
-  fleets.push(fleet);
-  await fleet.start();
+  await added.start();
   await expect.poll(() => text('[data-testid="joined"]'), { timeout: 20_000 }).toBe('added-0 joined');
-  await shot('add-node');
+  await gui.shot('add-node');
+}, 30_000);
+
+it('Settings shows how the server runs and manages tokens', async () => {
+  const { page, text, t } = gui;
+  await page.click('[data-view="settings"]');
+  await expect.poll(() => text('[data-info="store"]')).toContain('SQLite');
+  expect(await text('[data-info="dataDir"]')).toBe(t.dataDir);
+  expect(await text('[data-info="listen"]')).toContain(`:${t.cp.port}`);
+  expect(await text('[data-info="ui"]')).toBe(`http://127.0.0.1:${gui.ui.port}`);
+
+  await page.fill('input[name="ttl"]', 'soon');
+  await page.click('[data-testid="new-token-form"] button[type="submit"]');
+  await expect.poll(() => text('[data-testid="ttl-error"]')).toContain('24h');
+
+  await page.selectOption('select[name="role"]', 'viewer');
+  await page.fill('input[name="token-name"]', 'alice');
+  await page.fill('input[name="ttl"]', '2h');
+  await page.click('[data-testid="new-token-form"] button[type="submit"]');
+  const secret = (await page.locator('[data-testid="created-token"] .secret code').innerText()).trim();
+  const identity = t.cp.tokens.authenticate(secret);
+  expect(identity).toEqual({ name: 'alice', role: 'viewer' });
+  const id = secret.split('.')[0];
+  await expect.poll(() => text(`[data-token="${id}"]`)).toMatch(/viewer\s+alice/);
+  expect(await text(`[data-token="${id}"]`)).toContain('in 2h');
+
+  await page.click(`[data-token="${id}"] button`);
+  await page.click(`[data-token="${id}"] button:has-text("Really delete?")`);
+  await expect.poll(() => page.locator(`[data-token="${id}"]`).count()).toBe(0);
+  expect(t.cp.tokens.authenticate(secret)).toBeUndefined();
+  await gui.shot('settings');
+}, 30_000);
+
+it('the theme follows the system unless chosen in Settings, and the choice survives a reload', async () => {
+  const { page } = gui;
+  const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.click('[data-view="settings"]');
+  await page.check('[data-theme-choice="system"]');
+  await expect.poll(theme).toBe('dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await expect.poll(theme).toBe('light');
+  await page.check('[data-theme-choice="dark"]');
+  await expect.poll(theme).toBe('dark');
+  await page.click('[data-view="overview"]');
+  await expect.poll(() => gui.text('[data-testid="nodes-ready"]')).toContain('3/3');
+  await gui.shot('overview-dark');
+  await page.reload();
+  await page.waitForSelector('[data-testid="nodes-ready"]');
+  expect(await theme()).toBe('dark');
+  await page.click('[data-view="settings"]');
+  await page.check('[data-theme-choice="system"]');
+  await expect.poll(theme).toBe('light');
 }, 30_000);

@@ -3,71 +3,35 @@
  * connection; the transport hands JSON across in-process, standing in for IPC or the
  * WebSocket): they fill from a list, follow watch events, resume after the connection drops
  * — objects created, changed and deleted meanwhile all show — and list again when the
- * resourceVersion they held has been compacted away.
+ * resourceVersion they held has been compacted away; a burst of events reaches the views as
+ * a few batches; pods are found by node through an index.
  */
 import { createPinia, setActivePinia } from 'pinia';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { computed } from 'vue';
 import type { Pod } from '../../client/api/types.js';
-import type { BridgeMessage, BridgeRequest } from '../../client/bridge/protocol.js';
-import { BridgeSession } from '../../main/bridge/session.js';
-import {
-  BridgeClient,
-  type BridgeTransport,
-  type ConnectionState,
-} from '../../renderer/src/bridge/client.js';
+import type { BridgeClient } from '../../renderer/src/bridge/client.js';
+import type { Change } from '../../renderer/src/stores/informer.js';
 import { Informer } from '../../renderer/src/stores/informer.js';
 import { usePods } from '../../renderer/src/stores/kinds.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 import { eventually } from '../support/wait.js';
-
-/** A transport that can be cut and restored, like a WebSocket across a server restart or sleep. */
-class LoopbackTransport implements BridgeTransport {
-  private session: BridgeSession | undefined;
-  private messageListener: ((m: BridgeMessage) => void) | undefined;
-  private stateListener: ((s: ConnectionState) => void) | undefined;
-
-  constructor(private readonly t: TestControlPlane) {}
-
-  send(message: BridgeRequest): void {
-    this.session?.handle(JSON.parse(JSON.stringify(message)));
-  }
-  onMessage(listener: (m: BridgeMessage) => void): void {
-    this.messageListener = listener;
-  }
-  onState(listener: (s: ConnectionState) => void): void {
-    this.stateListener = listener;
-  }
-  open(): void {
-    this.session = new BridgeSession(
-      this.t.cp.client(),
-      (m) => queueMicrotask(() => this.messageListener?.(JSON.parse(JSON.stringify(m)) as BridgeMessage)),
-      { protocol: 1, version: 'test', user: 'admin', server: { listen: '', store: 'sqlite' } },
-    );
-    this.stateListener?.('open');
-  }
-  cut(): void {
-    this.session?.close();
-    this.session = undefined;
-    this.stateListener?.('closed');
-  }
-}
+import { loopbackBridge, type LoopbackTransport } from './loopback.js';
 
 let t: TestControlPlane;
 let transport: LoopbackTransport;
 let bridge: BridgeClient;
 
-const pod = (name: string, labels: Record<string, string> = {}): Pod => ({
+const pod = (name: string, labels: Record<string, string> = {}, nodeName?: string): Pod => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace: 'default', labels },
-  spec: { containers: [{ name: 'c', image: 'x' }] },
+  spec: { containers: [{ name: 'c', image: 'x' }], ...(nodeName ? { nodeName } : {}) },
 });
 
 async function start(options: Parameters<typeof startTestControlPlane>[0] = {}): Promise<void> {
   t = await startTestControlPlane({ controllers: false, ...options });
-  transport = new LoopbackTransport(t);
-  bridge = new BridgeClient(transport);
-  transport.open();
+  ({ bridge, transport } = loopbackBridge(t));
 }
 
 afterEach(async () => {
@@ -129,6 +93,69 @@ describe('informer store', () => {
         store.get('default/changes')?.metadata?.labels?.v === '2',
       'the store to catch up',
     );
+    store.stop();
+  });
+});
+
+describe('store batches and index', () => {
+  beforeEach(async () => {
+    setActivePinia(createPinia());
+    await start();
+  });
+
+  it('delivers a burst of events as few batches, in order, moving version once per batch', async () => {
+    const admin = t.cp.client();
+    const store = usePods();
+    store.start(bridge);
+    await eventually(() => store.synced, 'the first list');
+    const batches: Array<readonly Change<Pod>[]> = [];
+    const unsubscribe = store.onBatch((changes) => batches.push(changes));
+    const versionBefore = store.version;
+    const names = computed(() => store.items.map((p) => p.metadata?.name).sort());
+
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => admin.create(pod(`burst-${String(i).padStart(2, '0')}`))),
+    );
+    await eventually(() => store.size === 40, 'every pod in the store');
+
+    const delivered = batches.flat();
+    expect(delivered.map((c) => `${c.type} ${c.object.metadata?.name}`).sort()).toEqual(
+      Array.from({ length: 40 }, (_, i) => `ADDED burst-${String(i).padStart(2, '0')}`),
+    );
+    expect(batches.length).toBeLessThan(40);
+    expect(store.version - versionBefore).toBe(batches.length);
+    expect(names.value).toHaveLength(40);
+
+    await admin.delete('Pod', 'burst-00', { namespace: 'default' });
+    await eventually(() => names.value.length === 39, 'a computed over items to follow the delete');
+    expect(batches.flat().at(-1)).toMatchObject({
+      type: 'DELETED',
+      object: { metadata: { name: 'burst-00' } },
+    });
+    unsubscribe();
+    store.stop();
+  });
+
+  it("finds a node's pods through its index as pods are bound, moved and deleted", async () => {
+    const admin = t.cp.client();
+    await admin.create(pod('a1', {}, 'node-a'));
+    await admin.create(pod('a2', {}, 'node-a'));
+    await admin.create(pod('loose'));
+    const store = usePods();
+    store.start(bridge);
+    const on = (node: string) =>
+      store
+        .indexed(node)
+        .map((p) => p.metadata?.name)
+        .sort()
+        .join();
+    await eventually(() => on('node-a') === 'a1,a2', 'the listed pods by node');
+    expect(on('node-b')).toBe('');
+
+    await admin.bind('default', 'loose', 'node-b');
+    // Bound to a node without an agent, a pod goes only when deleted without a grace period.
+    await admin.delete('Pod', 'a1', { namespace: 'default', gracePeriodSeconds: 0 });
+    await eventually(() => on('node-b') === 'loose' && on('node-a') === 'a2', 'the index to follow');
     store.stop();
   });
 });

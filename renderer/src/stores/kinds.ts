@@ -1,38 +1,65 @@
 /**
- * Pinia stores over informers, one per kind the GUI shows: `items` is replaced (not mutated)
- * on each change so views re-render once per batch, `status` drives the connection banner.
+ * Pinia stores over informers, one per kind the GUI shows. The objects stay in the informer's
+ * plain Map — never made reactive, which for 50,000 pods would cost a proxy per nested object
+ * and a deep walk per change. What is reactive is `version`, bumped once per batch of changes
+ * (a burst of events makes one batch per frame); views that read `items` or `get()` depend on
+ * it. Large views do not copy and re-sort everything per batch: they subscribe with `onBatch`
+ * and apply just the changes (table/sortedrows.ts).
  */
 import { defineStore } from 'pinia';
-import { ref, shallowRef } from 'vue';
-import type { DaemonSet, Event, Node, NodeMetrics, Pod } from '../../../client/api/types.js';
+import { computed, ref } from 'vue';
+import type { DaemonSet, Event, Node, Pod } from '../../../client/api/types.js';
 import type { BridgeClient } from '../bridge/client.js';
-import { Informer, type InformerOptions, type InformerStatus, type ObjectLike } from './informer.js';
+import {
+  Informer,
+  type Change,
+  type InformerOptions,
+  type InformerStatus,
+  type ObjectLike,
+} from './informer.js';
+import { SecondaryIndex } from './secondaryindex.js';
 
-function defineKindStore<T extends ObjectLike>(kind: string) {
+/** At most one batch per frame: a burst of 1,000 events re-renders once, 16 ms later at most. */
+const BATCH_MS = 16;
+
+export type BatchListener<T> = (changes: readonly Change<T>[]) => void;
+
+function defineKindStore<T extends ObjectLike>(kind: string, indexBy?: (object: T) => string | undefined) {
   return defineStore(`kind:${kind}`, () => {
-    const items = shallowRef<T[]>([]);
+    const version = ref(0);
     const status = ref<InformerStatus>('connecting');
     const error = ref<string>();
     const synced = ref(false);
+    const listeners = new Set<BatchListener<T>>();
+    const index = indexBy ? new SecondaryIndex<T>(indexBy) : undefined;
     let informer: Informer<T> | undefined;
+    let pending: Change<T>[] = [];
+    let flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+    function flush(): void {
+      flushTimer = undefined;
+      const batch = pending;
+      pending = [];
+      synced.value = informer?.synced ?? false;
+      version.value++;
+      for (const l of listeners) l(batch);
+    }
 
     function start(bridge: BridgeClient, options: InformerOptions = {}): void {
-      informer?.stop();
+      stop();
       const inf = new Informer<T>(bridge, kind, options);
       informer = inf;
-      // Many events in a burst make one new array, not one each: copying 50,000 pods per
-      // event would be the GUI's bottleneck. One frame (16 ms) of latency at most.
-      let pending: ReturnType<typeof setTimeout> | undefined;
-      inf.onChange(() => {
-        pending ??= setTimeout(() => {
-          pending = undefined;
-          items.value = inf.list();
-          synced.value = inf.synced;
-        }, 16);
+      inf.onChange((changes) => {
+        if (informer !== inf) return;
+        index?.apply(changes);
+        for (const c of changes) pending.push(c);
+        flushTimer ??= setTimeout(flush, BATCH_MS);
       });
       inf.onStatus(() => {
         status.value = inf.status;
         error.value = inf.lastError;
+        // An empty first list changes nothing, and is still the news that the store is synced.
+        synced.value = inf.synced;
       });
       inf.start();
     }
@@ -40,18 +67,54 @@ function defineKindStore<T extends ObjectLike>(kind: string) {
     function stop(): void {
       informer?.stop();
       informer = undefined;
+      if (flushTimer) clearTimeout(flushTimer);
+      flushTimer = undefined;
+      pending = [];
+      index?.clear();
     }
 
+    /** Every object, as a new array; recomputed only when read after a change. */
+    const items = computed<T[]>(() => {
+      void version.value;
+      return informer ? informer.list() : [];
+    });
+
+    const size = computed(() => {
+      void version.value;
+      return informer?.items.size ?? 0;
+    });
+
+    /** The object with this key (namespace/name, or name): reactive through `version`. */
     function get(key: string): T | undefined {
+      void version.value;
       return informer?.items.get(key);
     }
 
-    return { items, status, error, synced, start, stop, get };
+    /** Every object without copying (not reactive: for consumers that follow `onBatch`). */
+    function values(): Iterable<T> {
+      return informer?.items.values() ?? [];
+    }
+
+    /** The objects whose index value is `value` (pods: on that node); reactive through `version`. */
+    function indexed(value: string): T[] {
+      void version.value;
+      return index ? index.get(value) : [];
+    }
+
+    /** Each batch of changes, after the store holds it. */
+    function onBatch(listener: BatchListener<T>): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    }
+
+    return { version, items, size, status, error, synced, start, stop, get, values, indexed, onBatch };
   });
 }
 
 export const useNodes = defineKindStore<Node>('Node');
-export const usePods = defineKindStore<Pod>('Pod');
+export const usePods = defineKindStore<Pod>('Pod', (pod) => pod.spec?.nodeName || undefined);
 export const useDaemonSets = defineKindStore<DaemonSet>('DaemonSet');
 export const useEvents = defineKindStore<Event>('Event');
-export const useNodeMetrics = defineKindStore<NodeMetrics>('NodeMetrics');
+
+/** The stores the app keeps live from start to end. */
+export type KindStore<T extends ObjectLike> = ReturnType<ReturnType<typeof defineKindStore<T>>>;

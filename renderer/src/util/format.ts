@@ -41,3 +41,16 @@ export function podStatus(pod: Pod): string {
   }
   return pod.status?.reason ?? pod.status?.phase ?? 'Pending';
 }
+
+/** Sorts times so that ascending order is youngest first, like an "Age" column; absent last. */
+export function timeSortValue(iso: string | undefined): number {
+  const t = iso ? Date.parse(iso) : NaN;
+  return Number.isNaN(t) ? Infinity : -t;
+}
+
+/** Ready containers of all, as `kubectl get pods` shows READY: "1/2". */
+export function readyContainers(pod: Pod): string {
+  const statuses = pod.status?.containerStatuses ?? [];
+  const total = pod.spec?.containers?.length ?? statuses.length;
+  return `${statuses.filter((c) => c.ready).length}/${total}`;
+}
