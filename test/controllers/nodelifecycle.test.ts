@@ -432,6 +432,30 @@ describe('node lifecycle: a node that stops heartbeating', () => {
     expect((await ready('lab-1'))?.status).toBe('True');
   }, 120_000);
 
+  it('after the control plane itself was asleep, nodes get a fresh grace period instead of going Unknown at once', async () => {
+    await start();
+    await register('lab-1');
+    await register('lab-2');
+    await pass(20);
+    // lab-2's agent dies while the laptop hosting the control plane sleeps for 10 minutes.
+    alive.delete('lab-2');
+    clock.advance(10 * 60_000);
+    lastBeat = clock.now() - 10_000;
+    await settle();
+    const unknownAfter = await until(
+      70,
+      'lab-2 Ready=Unknown',
+      async () => (await ready('lab-2'))?.status === 'Unknown',
+    );
+    expect(unknownAfter).toBeGreaterThanOrEqual(DEFAULT_NODE_LIFECYCLE.monitorGracePeriodMs / 1000);
+    expect(unknownAfter).toBeLessThanOrEqual(
+      (DEFAULT_NODE_LIFECYCLE.monitorGracePeriodMs + DEFAULT_NODE_LIFECYCLE.monitorPeriodMs) / 1000 + 1,
+    );
+    expect((await ready('lab-1'))?.status).toBe('True');
+    expect(await noExecute('lab-1')).toEqual([]);
+    expect(await events('NodeNotReady')).toEqual(['lab-2: Node lab-2 status is now: NodeNotReady']);
+  }, 120_000);
+
   it('a node renewing its lease stays Ready even when its status is not rewritten', async () => {
     await start();
     await register('lab-1');

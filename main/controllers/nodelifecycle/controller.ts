@@ -49,6 +49,8 @@ export class NodeLifecycleController implements Controller {
   private readonly tainters = new Map<string, RateLimitedTimedQueue>();
   /** Nodes whose pods could not all be marked not Ready; tried again next check. */
   private readonly nodesToRetry = new Set<string>();
+  /** When the last health check started (a long gap means this controller was not running). */
+  private lastMonitorAt: number | undefined;
   /** NoSchedule taints from conditions, per node name. */
   private readonly noScheduleWorker: KeyWorker;
   /** Pods newly bound to a node that is not Ready, per pod key. */
@@ -153,6 +155,7 @@ export class NodeLifecycleController implements Controller {
 
   async monitorNodeHealth(): Promise<void> {
     const started = this.ctx.clock.now();
+    this.forgiveOwnPause(started);
     const nodes = this.nodes.list();
     this.classify(nodes);
 
@@ -198,6 +201,23 @@ export class NodeLifecycleController implements Controller {
 
     await this.handleDisruption(zoneReady, nodes);
     this.metrics.monitorDuration?.observe((this.ctx.clock.now() - started) / 1000);
+  }
+
+  /**
+   * A gap between checks longer than the grace period means this controller was not running
+   * (the desktop's machine slept, the process was stopped): heartbeats could not be seen, not
+   * that the agents stopped sending them. As after a restart, every node gets a fresh grace
+   * period instead of being declared Unknown — and its pods evicted — all at once on waking.
+   */
+  private forgiveOwnPause(now: number): void {
+    const last = this.lastMonitorAt;
+    this.lastMonitorAt = now;
+    if (last === undefined || now - last <= this.config.monitorGracePeriodMs) return;
+    this.ctx.logger.warn(
+      { pausedForMs: now - last, nodes: this.health.size },
+      'the node lifecycle controller did not run for longer than the grace period (sleep or a stopped process); giving every node a fresh grace period',
+    );
+    for (const [name, h] of this.health) this.health.set(name, { ...h, probeTimestamp: now });
   }
 
   /** Added and deleted nodes get events; a node in a zone not seen before gets a tainter. */
