@@ -7,6 +7,7 @@ import type * as grpc from '@grpc/grpc-js';
 import {
   BootstrapService,
   TokensService,
+  type GetVersionResponse,
   type JoinResponse,
   type Token,
 } from '../../proto/gen/kubelab/v1/cluster.js';
@@ -47,6 +48,31 @@ export async function fetchClusterCA(server: string, timeoutMs = 10_000): Promis
     const res = await conn.unary<object, { caPem?: string }>('getCa', {});
     if (!res.caPem) throw new ApiError('InternalError', `${server} sent no CA certificate`);
     return res.caPem;
+  } finally {
+    conn.close();
+  }
+}
+
+export interface ServerVersion {
+  version: string;
+  platform: string;
+  runtimeVersion: string;
+}
+
+/** The server's version (any valid token may ask). */
+export async function fetchServerVersion(options: ConnectionOptions): Promise<ServerVersion> {
+  const conn = new Connection(
+    options,
+    BootstrapService as unknown as grpc.ServiceDefinition,
+    'kubelab.v1.Bootstrap',
+  );
+  try {
+    const res = await conn.unary<object, GetVersionResponse>('getVersion', {});
+    return {
+      version: res.version ?? '',
+      platform: res.platform ?? '',
+      runtimeVersion: res.runtimeVersion ?? '',
+    };
   } finally {
     conn.close();
   }

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { splitHostPort } from '../grpc/server.js';
 
-export const VERSION = '0.1.0';
+export { VERSION } from '../version.js';
 
 export function defaultDataDir(): string {
   return process.env.KUBELAB_DATA_DIR ?? join(homedir(), '.kubelab', 'server');

@@ -6,7 +6,12 @@ import type * as grpc from '@grpc/grpc-js';
 import { ApiError } from '../../client/api/errors.js';
 import type { Identity } from '../../client/api/local.js';
 import { isDNS1123Subdomain } from '../../client/api/validation.js';
-import type { GetCAResponse, JoinRequest, JoinResponse } from '../../proto/gen/kubelab/v1/cluster.js';
+import type {
+  GetCAResponse,
+  GetVersionResponse,
+  JoinRequest,
+  JoinResponse,
+} from '../../proto/gen/kubelab/v1/cluster.js';
 import type {
   CreateTokenRequest,
   DeleteTokenRequest,
@@ -19,6 +24,7 @@ import type { Logger } from '../logging.js';
 import { unaryHandlers } from './handlers.js';
 import type { Pki } from './pki.js';
 import type { TokenRecord, TokenStore } from './tokens.js';
+import { VERSION } from '../version.js';
 
 export const DEFAULT_JOIN_TTL_SECONDS = 24 * 60 * 60;
 
@@ -61,6 +67,12 @@ export function bootstrapHandlers(
         );
       return { caPem: pki.caPem };
     }),
+    // Any valid token may ask: `labctl version` also shows whether the credential works.
+    getVersion: unary.authenticated<unknown, GetVersionResponse>(async () => ({
+      version: VERSION,
+      platform: `${process.platform}/${process.arch}`,
+      runtimeVersion: process.version,
+    })),
     join: unary.authenticated<JoinRequest, JoinResponse>(async (id, req) => {
       if (id.role !== 'join') {
         throw new ApiError(

@@ -31,6 +31,8 @@ export type {
 export type {
   GetCARequest,
   GetCAResponse,
+  GetVersionRequest,
+  GetVersionResponse,
   JoinRequest,
   JoinResponse,
   CreateTokenRequest,

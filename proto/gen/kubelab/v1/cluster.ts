@@ -34,6 +34,24 @@ export interface GetCAResponse {
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
+export interface GetVersionRequest {
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface GetVersionResponse {
+  /** kubelab's version, e.g. "0.1.0". */
+  version?:
+    | string
+    | undefined;
+  /** The server's operating system and architecture, e.g. "linux/amd64". */
+  platform?:
+    | string
+    | undefined;
+  /** The Node.js version it runs on. */
+  runtimeVersion?: string | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
 export interface JoinRequest {
   /** DNS-1123 subdomain, usually the machine's hostname. */
   nodeName?: string | undefined;
@@ -192,6 +210,149 @@ export const GetCAResponse: MessageFns<GetCAResponse> = {
             }
 
             message.caPem = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseGetVersionRequest(): GetVersionRequest {
+  return {};
+}
+
+export const GetVersionRequest: MessageFns<GetVersionRequest> = {
+  encode(message: GetVersionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetVersionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetVersionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseGetVersionResponse(): GetVersionResponse {
+  return {};
+}
+
+export const GetVersionResponse: MessageFns<GetVersionResponse> = {
+  encode(message: GetVersionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== undefined && message.version !== "") {
+      writer.uint32(10).string(message.version);
+    }
+    if (message.platform !== undefined && message.platform !== "") {
+      writer.uint32(18).string(message.platform);
+    }
+    if (message.runtimeVersion !== undefined && message.runtimeVersion !== "") {
+      writer.uint32(26).string(message.runtimeVersion);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetVersionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetVersionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.platform = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.runtimeVersion = reader.string();
             continue;
           }
         }
@@ -881,6 +1042,16 @@ export const BootstrapService = {
     responseSerialize: (value: JoinResponse): Buffer => Buffer.from(JoinResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): JoinResponse => JoinResponse.decode(value),
   },
+  /** The server's version, for any authenticated caller (`labctl version`). */
+  getVersion: {
+    path: "/kubelab.v1.Bootstrap/GetVersion" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetVersionRequest): Buffer => Buffer.from(GetVersionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetVersionRequest => GetVersionRequest.decode(value),
+    responseSerialize: (value: GetVersionResponse): Buffer => Buffer.from(GetVersionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetVersionResponse => GetVersionResponse.decode(value),
+  },
 } as const;
 
 export interface BootstrapServer extends UntypedServiceImplementation {
@@ -888,6 +1059,8 @@ export interface BootstrapServer extends UntypedServiceImplementation {
   getCa: handleUnaryCall<GetCARequest, GetCAResponse>;
   /** Authenticated with a join token (its "<id>.<secret>" part). */
   join: handleUnaryCall<JoinRequest, JoinResponse>;
+  /** The server's version, for any authenticated caller (`labctl version`). */
+  getVersion: handleUnaryCall<GetVersionRequest, GetVersionResponse>;
 }
 
 export interface BootstrapClient extends Client {
@@ -919,6 +1092,22 @@ export interface BootstrapClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: JoinResponse) => void,
+  ): ClientUnaryCall;
+  /** The server's version, for any authenticated caller (`labctl version`). */
+  getVersion(
+    request: GetVersionRequest,
+    callback: (error: ServiceError | null, response: GetVersionResponse) => void,
+  ): ClientUnaryCall;
+  getVersion(
+    request: GetVersionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetVersionResponse) => void,
+  ): ClientUnaryCall;
+  getVersion(
+    request: GetVersionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetVersionResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,59 @@
+/** `labctl create -f` (objects from manifests; existing ones are errors) and `labctl create namespace NAME`. */
+import type { Command } from 'commander';
+import { kindInfo } from '../../client/api/kinds.js';
+import { verb } from '../command.js';
+import { AlreadyReported, formatError } from '../errors.js';
+import type { Io } from '../io.js';
+import { manifestNamespace, readManifests } from '../manifests.js';
+import { objectRef } from '../resources.js';
+import type { Session } from '../session.js';
+import { filenameOption } from './apply.js';
+
+interface CreateOptions {
+  filename?: string[];
+  recursive?: boolean;
+  dryRun?: boolean;
+}
+
+async function create(session: Session, opts: CreateOptions): Promise<void> {
+  const io = session.io;
+  const client = session.client();
+  let failed = false;
+  for (const m of await readManifests(io, opts.filename ?? [], opts.recursive)) {
+    try {
+      const namespace = manifestNamespace(m, session.namespace, session.explicitNamespace);
+      const created = await client.create(
+        { ...m.object, metadata: { ...m.object.metadata, ...(namespace ? { namespace } : {}) } },
+        { namespace, dryRun: opts.dryRun },
+      );
+      io.out(`${objectRef(m.info, created)} created${opts.dryRun ? ' (dry run)' : ''}\n`);
+    } catch (err) {
+      io.err(`${formatError(err)}\n`);
+      failed = true;
+    }
+  }
+  if (failed) throw new AlreadyReported();
+}
+
+async function createNamespace(session: Session, opts: CreateOptions, name: string): Promise<void> {
+  const info = kindInfo('Namespace');
+  const created = await session
+    .client()
+    .create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: opts.dryRun });
+  session.io.out(`${objectRef(info, created)} created${opts.dryRun ? ' (dry run)' : ''}\n`);
+}
+
+export function createCommand(program: Command, io: Io): void {
+  const create_ = filenameOption(program.command('create'), 'the manifests to create')
+    .description('create objects from manifests (an object that exists is an error; see apply)')
+    .option('--dry-run', 'show what would happen; change nothing')
+    .addHelpText('after', '\nExamples:\n  labctl create -f pod.yaml\n  labctl create namespace lab')
+    .action(verb<[], CreateOptions>(io, (s, o) => create(s, o)));
+  create_
+    .command('namespace')
+    .alias('ns')
+    .description('create a namespace')
+    .argument('<name>', 'the namespace')
+    .option('--dry-run', 'show what would happen; change nothing')
+    .action(verb<[string], CreateOptions>(io, (s, o, name) => createNamespace(s, o, name)));
+}

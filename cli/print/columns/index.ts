@@ -1,0 +1,29 @@
+/** Which table each kind prints as. */
+import type { KindName, KubeObject } from '../../../client/api/types.js';
+import { daemonSetColumns } from './daemonset.js';
+import { eventColumns } from './event.js';
+import { nodeColumns } from './node.js';
+import {
+  controllerRevisionColumns,
+  genericColumns,
+  leaseColumns,
+  namespaceColumns,
+  nodeMetricsColumns,
+} from './others.js';
+import { podColumns } from './pod.js';
+import type { KindColumns } from './types.js';
+
+const byKind: Partial<Record<KindName, KindColumns<never>>> = {
+  Pod: podColumns,
+  Node: nodeColumns,
+  DaemonSet: daemonSetColumns,
+  Event: eventColumns,
+  Namespace: namespaceColumns,
+  Lease: leaseColumns,
+  ControllerRevision: controllerRevisionColumns,
+  NodeMetrics: nodeMetricsColumns,
+};
+
+export function columnsFor(kind: KindName): KindColumns<KubeObject> {
+  return (byKind[kind] ?? genericColumns) as KindColumns<KubeObject>;
+}

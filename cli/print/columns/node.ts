@@ -1,0 +1,70 @@
+/**
+ * Nodes: NAME STATUS ROLES AGE VERSION (wide: INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION
+ * CONTAINER-RUNTIME), as kubectl's printNode. VERSION is the agent's.
+ */
+import type { Node } from '../../../client/api/types.js';
+import { ageOf } from '../age.js';
+import { appendedHeaders, orNone, type KindColumns } from './types.js';
+
+const ROLE_PREFIX = 'node-role.kubernetes.io/';
+const ROLE_LABEL = 'kubernetes.io/role';
+
+/** "Ready", "NotReady", "Unknown", with ",SchedulingDisabled" when cordoned. */
+export function nodeStatus(node: Node): string {
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  const states = [
+    !ready
+      ? 'Unknown'
+      : ready.status === 'True'
+        ? 'Ready'
+        : ready.status === 'False'
+          ? 'NotReady'
+          : 'Unknown',
+  ];
+  if (node.spec?.unschedulable) states.push('SchedulingDisabled');
+  return states.join(',');
+}
+
+export function nodeRoles(node: Node): string {
+  const roles = new Set<string>();
+  for (const [k, v] of Object.entries(node.metadata?.labels ?? {})) {
+    if (k.startsWith(ROLE_PREFIX) && k.length > ROLE_PREFIX.length) roles.add(k.slice(ROLE_PREFIX.length));
+    else if (k === ROLE_LABEL && v) roles.add(v);
+  }
+  return orNone([...roles].sort().join(','));
+}
+
+export function nodeAddress(node: Node, type: string): string | undefined {
+  return node.status?.addresses?.find((a) => a.type === type)?.address;
+}
+
+export function nodeVersion(node: Node): string {
+  const info = node.status?.nodeInfo;
+  return info?.kubeletVersion || info?.agentVersion || '';
+}
+
+export const nodeColumns: KindColumns<Node> = {
+  headers: appendedHeaders(
+    ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION'],
+    ['INTERNAL-IP', 'EXTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME'],
+  ),
+  cells(node, now, wide) {
+    const cells = [
+      node.metadata?.name ?? '',
+      nodeStatus(node),
+      nodeRoles(node),
+      ageOf(node.metadata?.creationTimestamp, now),
+      nodeVersion(node),
+    ];
+    if (!wide) return cells;
+    const info = node.status?.nodeInfo;
+    return [
+      ...cells,
+      orNone(nodeAddress(node, 'InternalIP')),
+      orNone(nodeAddress(node, 'ExternalIP')),
+      info?.osImage || '<unknown>',
+      info?.kernelVersion || '<unknown>',
+      info?.containerRuntimeVersion || '<unknown>',
+    ];
+  },
+};

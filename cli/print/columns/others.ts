@@ -1,0 +1,66 @@
+/**
+ * The smaller kinds' tables, as kubectl prints them: namespaces (NAME STATUS AGE), leases
+ * (NAME HOLDER AGE), controller revisions (NAME CONTROLLER REVISION AGE), node metrics
+ * (NAME CPU MEMORY WINDOW AGE), and NAME AGE for anything else.
+ */
+import type {
+  ControllerRevision,
+  KubeObject,
+  Lease,
+  Namespace,
+  NodeMetrics,
+} from '../../../client/api/types.js';
+import { ageOf } from '../age.js';
+import { orNone, type KindColumns } from './types.js';
+
+const fixed = (headers: string[]) => () => headers;
+
+export const namespaceColumns: KindColumns<Namespace> = {
+  headers: fixed(['NAME', 'STATUS', 'AGE']),
+  cells: (ns, now) => [
+    ns.metadata?.name ?? '',
+    ns.status?.phase ?? 'Active',
+    ageOf(ns.metadata?.creationTimestamp, now),
+  ],
+};
+
+export const leaseColumns: KindColumns<Lease> = {
+  headers: fixed(['NAME', 'HOLDER', 'AGE']),
+  cells: (lease, now) => [
+    lease.metadata?.name ?? '',
+    lease.spec?.holderIdentity ?? '',
+    ageOf(lease.metadata?.creationTimestamp, now),
+  ],
+};
+
+export const controllerRevisionColumns: KindColumns<ControllerRevision> = {
+  headers: fixed(['NAME', 'CONTROLLER', 'REVISION', 'AGE']),
+  cells(cr, now) {
+    const owner = cr.metadata?.ownerReferences?.find((r) => r.controller);
+    const controller = owner
+      ? `${(owner.kind ?? '').toLowerCase()}${owner.apiVersion?.includes('/') ? `.${owner.apiVersion.split('/')[0]}` : ''}/${owner.name}`
+      : '<none>';
+    return [
+      cr.metadata?.name ?? '',
+      controller,
+      String(cr.revision ?? 0),
+      ageOf(cr.metadata?.creationTimestamp, now),
+    ];
+  },
+};
+
+export const nodeMetricsColumns: KindColumns<NodeMetrics> = {
+  headers: fixed(['NAME', 'CPU', 'MEMORY', 'WINDOW', 'AGE']),
+  cells: (m, now) => [
+    m.metadata?.name ?? '',
+    orNone(m.usage?.cpu),
+    orNone(m.usage?.memory),
+    orNone(m.window),
+    ageOf(m.timestamp ?? m.metadata?.creationTimestamp, now),
+  ],
+};
+
+export const genericColumns: KindColumns<KubeObject> = {
+  headers: fixed(['NAME', 'AGE']),
+  cells: (o, now) => [o.metadata?.name ?? '', ageOf(o.metadata?.creationTimestamp, now)],
+};
