@@ -12,7 +12,7 @@ import type {
   BridgeToken,
 } from '../../client/bridge/protocol.js';
 import type { ControlPlane } from '../controlplane.js';
-import { DEFAULT_JOIN_TTL_SECONDS, joinTokenString } from '../grpc/cluster.js';
+import { issueToken } from '../grpc/cluster.js';
 import type { TokenRecord } from '../grpc/tokens.js';
 import { bridgeHello } from './hello.js';
 
@@ -105,23 +105,13 @@ export function guiOps(
           .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
       case 'createToken': {
         requireAdmin('create tokens');
-        const pki = cp.pki;
-        if (req.role === 'join' && !pki)
-          throw new ApiError(
-            'FailedPrecondition',
-            'join tokens pin the CA, and this server runs without TLS (--plaintext)',
-          );
-        const ttlSeconds = req.ttlSeconds || (req.role === 'join' ? DEFAULT_JOIN_TTL_SECONDS : 0);
-        const created = cp.tokens.create({
-          name: req.role === 'join' ? 'system:bootstrap:{id}' : req.name?.trim() || `${req.role}-{id}`,
+        const created = issueToken(cp.tokens, cp.pki, {
           role: req.role,
-          ttlMs: ttlSeconds ? ttlSeconds * 1000 : undefined,
+          ttlSeconds: req.ttlSeconds,
+          name: req.name?.trim(),
           description: req.description?.trim() || undefined,
         });
-        const answer: BridgeCreatedToken = {
-          ...tokenOut(created.record),
-          token: req.role === 'join' ? joinTokenString(pki!.caHash, created.token) : created.token,
-        };
+        const answer: BridgeCreatedToken = { ...tokenOut(created.record), token: created.shown };
         return answer;
       }
       case 'deleteToken':

@@ -102,6 +102,32 @@ export function bootstrapHandlers(
   } as unknown as grpc.UntypedServiceImplementation;
 }
 
+/**
+ * Issues a token as `kubelab token create`, labctl and the GUI all do: join tokens are named
+ * system:bootstrap:<id>, expire after a day unless told otherwise and are shown with the CA's
+ * hash; admin and viewer tokens never expire unless given a lifetime.
+ */
+export function issueToken(
+  tokens: TokenStore,
+  pki: Pki | undefined,
+  req: { role: 'join' | 'admin' | 'viewer'; ttlSeconds?: number; name?: string; description?: string },
+): { record: TokenRecord; shown: string } {
+  if (req.role === 'join' && !pki)
+    throw new ApiError(
+      'FailedPrecondition',
+      'join tokens pin the CA, and this server runs without TLS (--plaintext)',
+    );
+  const ttlSeconds = req.ttlSeconds || (req.role === 'join' ? DEFAULT_JOIN_TTL_SECONDS : 0);
+  const created = tokens.create({
+    name: req.role === 'join' ? 'system:bootstrap:{id}' : req.name || `${req.role}-{id}`,
+    role: req.role,
+    ttlMs: ttlSeconds ? ttlSeconds * 1000 : undefined,
+    description: req.description,
+  });
+  const shown = req.role === 'join' ? joinTokenString(pki!.caHash, created.token) : created.token;
+  return { record: created.record, shown };
+}
+
 export function tokensHandlers(
   tokens: TokenStore,
   pki: Pki | undefined,
@@ -119,20 +145,13 @@ export function tokensHandlers(
         );
       }
       if ((req.ttlSeconds ?? 0) < 0) throw new ApiError('BadRequest', 'ttlSeconds must not be negative');
-      if (role === 'join' && !pki)
-        throw new ApiError(
-          'FailedPrecondition',
-          'join tokens pin the CA, and this server runs without TLS (--plaintext)',
-        );
-      const ttlSeconds = req.ttlSeconds || (role === 'join' ? DEFAULT_JOIN_TTL_SECONDS : 0);
-      const created = tokens.create({
-        name: role === 'join' ? 'system:bootstrap:{id}' : req.name || `${role}-{id}`,
+      const created = issueToken(tokens, pki, {
         role,
-        ttlMs: ttlSeconds ? ttlSeconds * 1000 : undefined,
+        ttlSeconds: req.ttlSeconds,
+        name: req.name,
         description: req.description,
       });
-      const shown = role === 'join' ? joinTokenString(pki!.caHash, created.token) : created.token;
-      return tokenOut(created.record, shown);
+      return tokenOut(created.record, created.shown);
     }),
     list: unary<unknown, ListTokensResponse>(async (id) => {
       requireAdmin(id, 'list tokens');

@@ -18,7 +18,8 @@ import { quietLogger } from '../../agent/logger.js';
 import type { Client } from '../../client/client.js';
 import { TokensClient } from '../../client/grpc/cluster.js';
 import { grpcClient } from '../../client/grpc/transport.js';
-import { ARTIFACTS, launchChromium } from './support.js';
+import { launchChromium } from '../support/chromium.js';
+import { ARTIFACTS } from './support.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'kubelab.mjs');

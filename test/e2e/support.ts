@@ -4,21 +4,20 @@
  * the printed link, hollow agent fleets that join with real join tokens, screenshots to
  * test-artifacts/, and a way to type into the CodeMirror editors.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { defaultConfig, type AgentConfig } from '../../agent/config.js';
 import { HollowFleet } from '../../agent/hollow.js';
 import { quietLogger } from '../../agent/logger.js';
 import type { Client } from '../../client/client.js';
 import { startUiServer, type UiServer } from '../../main/bridge/websocket.js';
 import { createJoinToken } from '../support/agentproc.js';
+import { launchChromium } from '../support/chromium.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
-const RENDERER_INDEX = join(import.meta.dirname, '..', '..', 'out', 'renderer', 'index.html');
 
 export interface FleetOptions {
   /** Agent settings beyond the defaults, e.g. a short metricsMs. */
@@ -39,30 +38,6 @@ export interface Gui {
   /** The visible text of the first element matching `selector`. */
   text(selector: string): Promise<string>;
   close(): Promise<void>;
-}
-
-/** Debian's headless Chromium, after checking that it and the built GUI are there. */
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`,
-    );
-  }
-  if (!existsSync(RENDERER_INDEX)) {
-    throw new Error('the GUI is not built: run `npx electron-vite build` (npm test does) first');
-  }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
 }
 
 export async function startGui(): Promise<Gui> {

@@ -4,26 +4,12 @@
  * the link `kubelab server --ui` prints; and what Chrome DevTools Protocol tells about the
  * page: its JS heap after a full GC, its DOM counters, and the CPU time of Chromium's processes.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
+import type { Browser, CDPSession, Page } from 'playwright-core';
+import { checkChromiumAndGui, launchChromium } from '../../support/chromium.js';
 import { memoryOf } from './proc.js';
-import { REPO_ROOT } from './child.js';
 import { topSelfTime } from './run.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const RENDERER_INDEX = join(REPO_ROOT, 'out', 'renderer', 'index.html');
-
-/** test/e2e/support.ts's flags: the figures are for the GUI the tests see. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 export interface GuiBrowser {
   browser: Browser;
@@ -37,17 +23,10 @@ export interface GuiBrowser {
 }
 
 /** Fails early, with what to do, when Chromium or the built GUI is missing. */
-export function checkBrowserPrerequisites(): void {
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`,
-    );
-  if (!existsSync(RENDERER_INDEX))
-    throw new Error('the GUI is not built (no out/renderer/index.html): run `npx electron-vite build` first');
-}
+export const checkBrowserPrerequisites = checkChromiumAndGui;
 
 export async function launchBrowser(): Promise<GuiBrowser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const browser = await launchChromium();
   try {
     // en-US: the row count reads "5,000" whatever the machine's locale.
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
