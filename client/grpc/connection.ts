@@ -5,6 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { ApiError, type ErrorDetails, type Reason } from '../api/errors.js';
+import { decodeWithWireReader } from './wirereader.js';
 
 export const STATUS_METADATA_KEY = 'kubelab-status-bin';
 
@@ -148,7 +149,7 @@ export class Connection {
       // through SNI is deprecated in Node, so name the certificate's DNS entry instead.
       if (isIp(host)) channelOptions['grpc.ssl_target_name_override'] = 'localhost';
     }
-    const Client = grpc.makeGenericClientConstructor(service, serviceName);
+    const Client = grpc.makeGenericClientConstructor(decodeWithWireReader(service, 'response'), serviceName);
     this.dial = () => new Client(target, credentials, channelOptions);
     this.current = this.dial();
     this.timeoutMs = options.timeoutMs ?? 30_000;

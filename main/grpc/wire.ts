@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ApiObject, ResourcesService, WatchEvent as WireWatchEvent } from '../../proto/gen/kubelab/v1/api.js';
 import type { ApiError } from '../../client/api/errors.js';
 import { STATUS_METADATA_KEY } from '../../client/grpc/connection.js';
+import { decodeWithWireReader } from '../../client/grpc/wirereader.js';
 import { resolveKind, toApiObject } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
 import type { CachedObject } from '../apiserver/watchcache.js';
@@ -159,7 +160,7 @@ type MethodDef = { requestDeserialize: (b: Buffer) => unknown; responseSerialize
 /** A service definition whose requests that fail to decode become `Malformed` markers. */
 export function safeService(definition: Record<string, unknown>): grpc.ServiceDefinition {
   const out: Record<string, unknown> = {};
-  for (const [name, def] of Object.entries(definition)) {
+  for (const [name, def] of Object.entries(decodeWithWireReader(definition, 'request'))) {
     const d = def as MethodDef;
     out[name] = {
       ...d,

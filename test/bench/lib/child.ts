@@ -21,6 +21,8 @@ export interface ChildControlPlaneOptions {
   nodeArgs?: string[];
   /** Extra `kubelab server` flags (e.g. --no-controller-manager). */
   serverArgs?: string[];
+  /** Extra environment for the child. */
+  env?: Record<string, string>;
   startTimeoutMs?: number;
 }
 
@@ -65,7 +67,7 @@ export async function startChildControlPlane(options: ChildControlPlaneOptions):
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, KUBELAB_LOG_LEVEL: 'warn' },
+    env: { ...process.env, KUBELAB_LOG_LEVEL: 'warn', ...options.env },
   });
   let exited = false;
   let stdout = '';

@@ -44,7 +44,9 @@ function consume(w: Watch<Pod>, onEvent: (seq: number, sentMs: number) => void, 
   return (async () => {
     try {
       for await (const ev of w) {
-        if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') continue;
+        // Each object is created once: its ADDED event is its delivery (a controller's later
+        // update of it would arrive as MODIFIED, carrying the same send time).
+        if (ev.type !== 'ADDED') continue;
         const a = ev.object.metadata?.annotations;
         onEvent(Number(a?.[SEQ_ANNOTATION]), Number(a?.[SENT_ANNOTATION]));
       }
@@ -186,6 +188,13 @@ function jsonString(buf: Buffer, keyColonQuote: Buffer): string {
   return buf.toString('latin1', start, buf.indexOf(0x22, start));
 }
 
+const ADDED = Buffer.from('ADDED');
+
+/** WatchEvent { type = 1 } comes first: `0x0a 5 "ADDED"`. */
+function isAddedEvent(buf: Buffer): boolean {
+  return buf[0] === 0x0a && buf[1] === ADDED.length && buf.subarray(2, 2 + ADDED.length).equals(ADDED);
+}
+
 /**
  * An annotation's value in an encoded WatchEvent, without decoding it: a map entry is
  * `0x0a len key 0x12 len value`, and the bench's keys and values are short (one-byte lengths).
@@ -257,6 +266,7 @@ export function rawGrpcWatchHarness(
           call.once('error', reject);
         });
         call.on('data', (b: Buffer) => {
+          if (!isAddedEvent(b)) return;
           const seq = protoAnnotation(b, SEQ_PROTO);
           if (seq) onEvent(Number(seq), Number(protoAnnotation(b, SENT_PROTO)));
         });
