@@ -6,8 +6,11 @@
  */
 import type { Node } from '../client/api/types.js';
 import type { Client } from '../client/client.js';
+import { SharedInformerFactory } from '../client/cache/factory.js';
+import type { SharedIndexInformer } from '../client/cache/informer.js';
 import { EventRecorder } from '../client/events/recorder.js';
 import { realClock, type Clock } from '../client/util/clock.js';
+import type { ConnectionOptions } from '../client/grpc/connection.js';
 import type { AgentConfig } from './config.js';
 import { startContainerProbes } from './pods/probing.js';
 import { PodManager } from './pods/manager.js';
@@ -31,7 +34,13 @@ export interface NodeAgentOptions {
   /** Run the pods bound to this node with these runtimes (none: report status only). */
   pods?: PodRuntimes;
   /** Open the log tunnel with this node's credential (needs `pods`). */
-  tunnel?: { servers: string[]; token: string; caPem: string; shareConnection?: boolean };
+  tunnel?: {
+    servers: string[];
+    token: string;
+    caPem: string;
+    shareConnection?: boolean;
+    channelOptions?: ConnectionOptions['channelOptions'];
+  };
 }
 
 export class NodeAgent {
@@ -41,10 +50,18 @@ export class NodeAgent {
   readonly recorder: EventRecorder;
   readonly pods: PodManager | undefined;
   readonly tunnel: AgentTunnelClient | undefined;
+  /** The node's own objects, watched once: its Node (and, with pods, the pods bound to it). */
+  readonly informers: SharedInformerFactory;
+  private readonly node: SharedIndexInformer<'Node'>;
 
   constructor(readonly options: NodeAgentOptions) {
     const clock = options.clock ?? realClock;
     const { client, config, logger } = options;
+    this.informers = new SharedInformerFactory(client, {
+      clock,
+      logger: logger.child({ component: 'informers' }),
+    });
+    this.node = this.informers.informerFor('Node', { fieldSelector: `metadata.name=${config.nodeName}` });
     this.recorder = new EventRecorder(
       client,
       { component: 'kubelab-agent', host: config.nodeName },
@@ -58,6 +75,7 @@ export class NodeAgent {
       logger,
       recorder: this.recorder,
       health: options.health,
+      cachedNode: () => this.node.get(config.nodeName),
     });
     this.lease = new NodeLeaseController({
       client,
@@ -85,6 +103,7 @@ export class NodeAgent {
       clock,
       logger: podLogger,
       recorder: this.recorder,
+      informers: this.informers,
       processes: runtimes.processes,
       images: runtimes.images,
       hostIP: () => internalIP(this.pods?.node()) ?? config.nodeIP ?? '',
@@ -107,6 +126,7 @@ export class NodeAgent {
   }
 
   start(): void {
+    this.informers.start();
     void this.status.run();
     void this.lease.run();
     void this.metrics.run();
@@ -130,6 +150,7 @@ export class NodeAgent {
       this.pods?.stop(),
       this.tunnel?.stop(),
     ]);
+    this.informers.shutdown();
     this.options.pods?.close();
     await this.recorder.flush();
   }

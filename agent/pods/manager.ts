@@ -44,6 +44,11 @@ export interface PodManagerOptions {
     callbacks: ProbeCallbacks,
   ) => ContainerProbes | undefined;
   containerEnded?: (podUid: string, name: string, restartCount: number) => void;
+  /**
+   * The agent's informers, shared with its other parts (the status loop reads the Node from
+   * them); their owner stops them. Absent: the manager makes and stops its own.
+   */
+  informers?: SharedInformerFactory;
   /** How long an orphaned container (its pod gone while the agent was away) gets to stop. */
   orphanGraceMs?: number;
   crashLoopBackoff?: CrashLoopBackoffOptions;
@@ -51,6 +56,7 @@ export interface PodManagerOptions {
 
 export class PodManager {
   private readonly factory: SharedInformerFactory;
+  private readonly ownsInformers: boolean;
   private readonly pods: SharedIndexInformer<'Pod'>;
   private readonly nodes: SharedIndexInformer<'Node'>;
   private readonly workers = new Map<string, PodWorker>();
@@ -65,10 +71,13 @@ export class PodManager {
   constructor(private readonly options: PodManagerOptions) {
     const { client, nodeName, clock, logger } = options;
     this.backoff = new CrashLoopBackoff(options.crashLoopBackoff);
-    this.factory = new SharedInformerFactory(client, {
-      clock,
-      logger: logger.child({ component: 'pod-informer' }),
-    });
+    this.ownsInformers = !options.informers;
+    this.factory =
+      options.informers ??
+      new SharedInformerFactory(client, {
+        clock,
+        logger: logger.child({ component: 'pod-informer' }),
+      });
     this.pods = this.factory.informerFor('Pod', { fieldSelector: `spec.nodeName=${nodeName}` });
     this.nodes = this.factory.informerFor('Node', { fieldSelector: `metadata.name=${nodeName}` });
     this.statuses = new PodStatusManager({
@@ -112,7 +121,7 @@ export class PodManager {
 
   /** Stops watching; the containers keep running (the next start adopts them). */
   async stop(): Promise<void> {
-    this.factory.shutdown();
+    if (this.ownsInformers) this.factory.shutdown();
     this.statuses.stop();
     await Promise.all([...this.workers.values()].map((w) => w.settled()));
     for (const w of this.workers.values()) w.detach();

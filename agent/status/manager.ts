@@ -30,6 +30,8 @@ export interface NodeStatusManagerOptions {
   recorder?: EventRecorder;
   /** Problems that make the node not ready, e.g. the pod runtime failing (empty: ready). */
   health?: () => string[];
+  /** The Node as the agent's informer last saw it: the first try of a round starts from it. */
+  cachedNode?: () => Node | undefined;
 }
 
 const TRANSITION_EVENTS: Record<string, [string, string]> = {
@@ -179,8 +181,12 @@ export class NodeStatusManager {
 
   private async tryUpdateNodeStatus(attempt: number, sample: MachineSample): Promise<void> {
     const { client, config, clock } = this.options;
-    // The first try reads the apiserver's cache (cheap); after a conflict, the store.
-    const current = await client.get('Node', config.nodeName, attempt === 0 ? { resourceVersion: '0' } : {});
+    // The first try starts from the informer's copy (no call at all; if it is stale the update
+    // conflicts), or the apiserver's cache before the informer has it; after a conflict, a
+    // fresh read from the store.
+    const cached = attempt === 0 ? this.options.cachedNode?.() : undefined;
+    const current =
+      cached ?? (await client.get('Node', config.nodeName, attempt === 0 ? { resourceVersion: '0' } : {}));
     const next = clone(current);
     const inputs = this.statusInputs(sample);
     setNodeStatus(next, inputs);

@@ -47,7 +47,7 @@ export interface ReflectorOptions<K extends KindName> {
   backoff?: { initialMs: number; maxMs: number; resetAfterMs: number; jitter: number };
   /** Server-side watch timeout, chosen at random in this range for each watch (seconds). */
   watchTimeoutSeconds?: [number, number];
-  /** No event or BOOKMARK for this long ends the watch as dead (default 45 s; bookmarks come every 10 s). */
+  /** No event or BOOKMARK for this long ends the watch as dead (default 90 s; bookmarks come every 30 s). */
   watchdogMs?: number;
   metrics?: ReflectorMetrics;
   logger?: Logger;
@@ -155,7 +155,7 @@ export class Reflector<K extends KindName> {
     }
     this.current = w;
     this.options.metrics?.watchStarted(kind);
-    const watchdogMs = this.options.watchdogMs ?? 45_000;
+    const watchdogMs = this.options.watchdogMs ?? 90_000;
     let watchdog: TimerHandle | undefined;
     let dead = false;
     const arm = () => {

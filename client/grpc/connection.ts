@@ -116,8 +116,10 @@ export class Connection {
   ) {
     const { target, host } = targetOf(options.server);
     const channelOptions: grpc.ChannelOptions = {
-      'grpc.keepalive_time_ms': 20_000,
-      'grpc.keepalive_timeout_ms': 10_000,
+      // As client-go's HTTP/2 health check (a ping after 30 s, 15 s to answer), with room for
+      // a stalled event loop on either side: a dead connection is still noticed within a minute.
+      'grpc.keepalive_time_ms': 30_000,
+      'grpc.keepalive_timeout_ms': 20_000,
       'grpc.keepalive_permit_without_calls': 1,
       // A control plane that comes back after minutes is found within seconds, not after
       // grpc-js's default 2-minute reconnect backoff.

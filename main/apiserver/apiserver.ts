@@ -134,6 +134,7 @@ export class ApiServer implements LocalApi {
         strategies.map((s) => ({
           info: s.info,
           getField: (o: KubeObject, f: string) => this.registry.field(s, o, f),
+          selectableFields: this.registry.selectableFields(s),
         })),
         {
           clock: this.clock,

@@ -19,7 +19,7 @@ export interface CacherOptions {
   logger: Logger;
   historyMs?: number;
   historyMax?: number;
-  /** BOOKMARK period (default 10 s): clients use bookmarks to tell a quiet watch from a dead one. */
+  /** BOOKMARK period (default 30 s): clients use bookmarks to tell a quiet watch from a dead one. */
   bookmarkMs?: number;
   /** How long a consistent read waits for the cache before reading the store (default 3 s). */
   freshnessTimeoutMs?: number;
@@ -27,27 +27,47 @@ export interface CacherOptions {
 
 type FieldGetter = (obj: KubeObject, field: string) => string | undefined;
 
+/**
+ * The watch-cache history window, as Kubernetes' (eventFreshDuration): long enough for a
+ * watcher that lost its connection to resume from its last event or bookmark; older
+ * resourceVersions get "too old" and the client lists again. Every event in the window holds
+ * its object, so at 5,000 nodes renewing leases and posting metrics the window is what fills
+ * the heap: 75 s of it, not 5 minutes.
+ */
+export const DEFAULT_HISTORY_MS = 75_000;
+/** At most this many events per kind, whatever the window (Kubernetes: 100 × 1,024). */
+export const DEFAULT_HISTORY_MAX = 100_000;
+/**
+ * How often each watcher that asked for them gets a BOOKMARK: well inside the history window,
+ * so a watcher that resumes from its last bookmark finds it there, and often enough for the
+ * informers' watchdog (90 s) to tell a quiet watch from a dead one.
+ */
+export const DEFAULT_BOOKMARK_MS = 30_000;
+const BOOKMARK_SLICES = 10;
+
 export class Cacher {
   private readonly caches = new Map<string, WatchCache>();
   private storeWatch: WatchHandle | undefined;
   private revision = 0;
   private waiters: Array<{ rv: number; resolve(ok: boolean): void }> = [];
   private bookmarkTimer: ReturnType<Clock['setTimeout']> | undefined;
+  private bookmarkSlice = 0;
   private stopped = false;
   private ready: Promise<void> | undefined;
 
   constructor(
     private readonly storage: Storage,
-    kinds: Array<{ info: KindInfo; getField: FieldGetter }>,
+    kinds: Array<{ info: KindInfo; getField: FieldGetter; selectableFields?: readonly string[] }>,
     private readonly options: CacherOptions,
   ) {
     for (const k of kinds) {
       this.caches.set(
         k.info.plural,
         new WatchCache(k.info, k.getField, {
-          historyMs: options.historyMs ?? 5 * 60_000,
-          historyMax: options.historyMax ?? 100_000,
+          historyMs: options.historyMs ?? DEFAULT_HISTORY_MS,
+          historyMax: options.historyMax ?? DEFAULT_HISTORY_MAX,
           now: () => options.clock.now(),
+          selectableFields: k.selectableFields,
         }),
       );
     }
@@ -195,14 +215,22 @@ export class Cacher {
     return this.waitFor(await this.storage.currentRevision());
   }
 
+  /**
+   * Every watcher that asked for bookmarks gets one per period, the watchers dealt into
+   * BOOKMARK_SLICES slices that go out one after another: with thousands of agents watching
+   * their Node and their pods, a period's bookmarks are a trickle, not one burst that holds
+   * the event loop.
+   */
   private scheduleBookmark(): void {
     if (this.stopped || this.bookmarkTimer) return;
-    const period = this.options.bookmarkMs ?? 10_000;
+    const period = this.options.bookmarkMs ?? DEFAULT_BOOKMARK_MS;
     this.bookmarkTimer = this.options.clock.setTimeout(() => {
       this.bookmarkTimer = undefined;
-      for (const cache of this.caches.values()) cache.bookmark();
+      const slice = this.bookmarkSlice;
+      this.bookmarkSlice = (slice + 1) % BOOKMARK_SLICES;
+      for (const cache of this.caches.values()) cache.bookmark(slice, BOOKMARK_SLICES);
       this.scheduleBookmark();
-    }, period);
+    }, period / BOOKMARK_SLICES);
   }
 
   stop(): void {

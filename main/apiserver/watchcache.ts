@@ -62,25 +62,30 @@ interface ActiveWatcher {
   filter: WatchFilter;
   sink: WatchSink;
   bookmarks: boolean;
+  /** Which of the bookmark slices this watcher's bookmarks go out in. */
+  slice: number;
   stopped: boolean;
   /** The exact field value this watcher is filed under (see INDEXED_FIELDS). */
   index?: { field: string; value: string };
 }
 
 /**
- * Fields whose exact-match watchers are filed by value, as Kubernetes' cacher indexes pod
- * watchers by spec.nodeName: with thousands of agents each watching its own pods and its own
- * Node, an event then reaches the few watchers it can concern instead of being matched
- * against every one of them. The first field a watcher requires exactly is used.
+ * Fields indexed by value, as Kubernetes' cacher indexes pods by spec.nodeName: with thousands
+ * of agents each listing and watching its own pods and its own Node, a List reads only the
+ * objects with the value it requires, and an event reaches the few watchers it can concern,
+ * instead of every object or watcher being matched. The first field a request requires
+ * exactly is used.
  */
 const INDEXED_FIELDS = ['spec.nodeName', 'metadata.name'] as const;
 
 export interface WatchCacheOptions {
-  /** How long events stay in the window (default 5 minutes). */
+  /** How long events stay in the window. */
   historyMs: number;
-  /** How many events at most (default 100,000). */
+  /** How many events at most. */
   historyMax: number;
   now: () => number;
+  /** The field selectors the kind supports (default: all); objects are indexed by those of INDEXED_FIELDS. */
+  selectableFields?: readonly string[];
 }
 
 export class WatchCache {
@@ -92,16 +97,23 @@ export class WatchCache {
   private historyStart = 0;
   private revision = 0;
   private readonly watchers = new Set<ActiveWatcher>();
+  private nextSlice = 0;
   /** Watchers not filed under a field value: every event is matched against them. */
   private readonly unindexed = new Set<ActiveWatcher>();
   /** field → value → the watchers that require that value. */
   private readonly indexed = new Map<string, Map<string, Set<ActiveWatcher>>>();
+  /** field → value → the key (or keys) of the objects that have it. */
+  private readonly keysByValue = new Map<string, Map<string, FiledKeys>>();
 
   constructor(
     readonly info: KindInfo,
     private readonly getField: FieldGetter,
     private readonly options: WatchCacheOptions,
-  ) {}
+  ) {
+    for (const field of INDEXED_FIELDS)
+      if (!options.selectableFields || options.selectableFields.includes(field))
+        this.keysByValue.set(field, new Map());
+  }
 
   get resourceVersion(): number {
     return this.revision;
@@ -118,7 +130,11 @@ export class WatchCache {
   /** Replaces the whole state (start-up and relist after the store's watch failed). */
   reset(items: CachedObject[], revision: number): void {
     this.objects.clear();
-    for (const item of items) this.objects.set(item.key, item);
+    for (const byValue of this.keysByValue.values()) byValue.clear();
+    for (const item of items) {
+      this.objects.set(item.key, item);
+      this.fileObject(item);
+    }
     this.sortedKeys = undefined;
     this.history = [];
     this.historyHead = 0;
@@ -134,12 +150,21 @@ export class WatchCache {
   /** Applies events from the store, in revision order, and fans them out to watchers. */
   apply(events: CacheEvent[]): void {
     for (const e of events) {
+      const key = e.cur.key;
+      const old = this.objects.get(key);
       if (e.type === 'DELETED') {
-        this.objects.delete(e.cur.key);
-        this.sortedKeys = undefined;
+        if (old) {
+          this.objects.delete(key);
+          this.unfileObject(old);
+          this.removeSortedKey(key);
+        }
       } else {
-        if (!this.objects.has(e.cur.key)) this.sortedKeys = undefined;
-        this.objects.set(e.cur.key, e.cur);
+        this.objects.set(key, e.cur);
+        if (old) this.refileObject(old, e.cur);
+        else {
+          this.fileObject(e.cur);
+          this.insertSortedKey(key);
+        }
       }
       this.history.push(e);
       this.revision = e.rv;
@@ -179,6 +204,8 @@ export class WatchCache {
     filter: WatchFilter,
     options: { afterKey?: string; limit?: number } = {},
   ): { items: CachedObject[]; more: boolean } {
+    const filed = this.filedKeys(filter);
+    if (filed) return this.listFiled(filed, filter, options);
     const keys = this.keysInOrder();
     let start = 0;
     let end = keys.length;
@@ -202,6 +229,72 @@ export class WatchCache {
     return { items, more: false };
   }
 
+  /** The keys filed under the exact value of an indexed field the filter requires, if any. */
+  private filedKeys(filter: WatchFilter): string[] | undefined {
+    if (!filter.fields) return undefined;
+    for (const [field, byValue] of this.keysByValue) {
+      const value = filter.fields.requiresExactMatch(field);
+      if (value === undefined) continue;
+      const filed = byValue.get(value);
+      return filed === undefined ? [] : typeof filed === 'string' ? [filed] : [...filed].sort();
+    }
+    return undefined;
+  }
+
+  private listFiled(
+    keys: string[],
+    filter: WatchFilter,
+    options: { afterKey?: string; limit?: number },
+  ): { items: CachedObject[]; more: boolean } {
+    const prefix = filter.namespace && this.info.namespaced ? kindPrefix(this.info, filter.namespace) : '';
+    const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
+    const items: CachedObject[] = [];
+    for (const key of keys) {
+      if (prefix && !key.startsWith(prefix)) continue;
+      if (options.afterKey !== undefined && key <= options.afterKey) continue;
+      const item = this.objects.get(key)!;
+      if (!this.matches(filter, item.object)) continue;
+      if (items.length === limit) return { items, more: true };
+      items.push(item);
+    }
+    return { items, more: false };
+  }
+
+  private fieldValue(obj: KubeObject, field: string): string {
+    return this.getField(obj, field) ?? '';
+  }
+
+  private fileObject(item: CachedObject): void {
+    for (const [field, byValue] of this.keysByValue)
+      fileKey(byValue, this.fieldValue(item.object, field), item.key);
+  }
+
+  private unfileObject(item: CachedObject): void {
+    for (const [field, byValue] of this.keysByValue)
+      unfileKey(byValue, this.fieldValue(item.object, field), item.key);
+  }
+
+  private refileObject(old: CachedObject, cur: CachedObject): void {
+    for (const [field, byValue] of this.keysByValue) {
+      const was = this.fieldValue(old.object, field);
+      const is = this.fieldValue(cur.object, field);
+      if (was === is) continue;
+      unfileKey(byValue, was, cur.key);
+      fileKey(byValue, is, cur.key);
+    }
+  }
+
+  /** Keeps the sorted key order, once built, in step (instead of sorting every key again). */
+  private insertSortedKey(key: string): void {
+    if (this.sortedKeys) this.sortedKeys.splice(upperBound(this.sortedKeys, key), 0, key);
+  }
+
+  private removeSortedKey(key: string): void {
+    if (!this.sortedKeys) return;
+    const at = upperBound(this.sortedKeys, key) - 1;
+    if (at >= 0 && this.sortedKeys[at] === key) this.sortedKeys.splice(at, 1);
+  }
+
   /** Counts objects after `afterKey` (for remainingItemCount on unfiltered pages). */
   countAfter(afterKey: string): number {
     const keys = this.keysInOrder();
@@ -209,7 +302,13 @@ export class WatchCache {
   }
 
   watch(start: WatchStart, filter: WatchFilter, sink: WatchSink): CacheWatcher {
-    const w: ActiveWatcher = { filter, sink, bookmarks: start.bookmarks, stopped: false };
+    const w: ActiveWatcher = {
+      filter,
+      sink,
+      bookmarks: start.bookmarks,
+      slice: this.nextSlice++,
+      stopped: false,
+    };
     if (start.initialEvents) {
       for (const item of this.list(filter).items) {
         if (!sink.event('ADDED', item)) {
@@ -265,9 +364,14 @@ export class WatchCache {
     if (byValue.size === 0) this.indexed.delete(w.index.field);
   }
 
-  /** Sends a BOOKMARK at the current revision to every watcher that asked for them. */
-  bookmark(): void {
-    for (const w of this.watchers) if (w.bookmarks && !w.stopped) w.sink.bookmark(this.revision, false);
+  /**
+   * Sends a BOOKMARK at the current revision to the watchers that asked for them, in slice
+   * `slice` of `slices` (watchers are dealt into slices as they start): a period's bookmarks
+   * go out a slice at a time instead of all at once.
+   */
+  bookmark(slice = 0, slices = 1): void {
+    for (const w of this.watchers)
+      if (w.bookmarks && !w.stopped && w.slice % slices === slice) w.sink.bookmark(this.revision, false);
   }
 
   /** Ends every watch (shutdown). */
@@ -340,6 +444,26 @@ export class WatchCache {
       this.history = this.history.slice(this.historyHead);
       this.historyHead = 0;
     }
+  }
+}
+
+/** The keys under one field value: most values (names) have one object, so one string, not a Set. */
+type FiledKeys = string | Set<string>;
+
+function fileKey(byValue: Map<string, FiledKeys>, value: string, key: string): void {
+  const filed = byValue.get(value);
+  if (filed === undefined) byValue.set(value, key);
+  else if (typeof filed === 'string') {
+    if (filed !== key) byValue.set(value, new Set([filed, key]));
+  } else filed.add(key);
+}
+
+function unfileKey(byValue: Map<string, FiledKeys>, value: string, key: string): void {
+  const filed = byValue.get(value);
+  if (filed === key) byValue.delete(value);
+  else if (typeof filed === 'object') {
+    filed.delete(key);
+    if (filed.size === 1) byValue.set(value, filed.values().next().value!);
   }
 }
 

@@ -91,8 +91,13 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   }
   const server = new grpc.Server({
     interceptors: [authInterceptor(options.tokens)],
-    'grpc.keepalive_time_ms': 20_000,
-    'grpc.keepalive_timeout_ms': 10_000,
+    // The server's pings only find clients that vanished (a half-open connection after sleep or
+    // a network change): no hurry. The timeout outlasts a stalled event loop on either side (a
+    // busy agent, a garbage collection here); after a long stall the timeout timer can fire
+    // before the ping's answer waiting in the socket is read, and dropping a connection that
+    // carries a hollow fleet fails thousands of calls at once.
+    'grpc.keepalive_time_ms': 60_000,
+    'grpc.keepalive_timeout_ms': 30_000,
     'grpc.keepalive_permit_without_calls': 1,
     'grpc.http2.min_ping_interval_without_data_ms': 5_000,
     'grpc.max_receive_message_length': MAX_REQUEST_BYTES,

@@ -116,21 +116,18 @@ export type OutgoingWatchEvent =
       initialEventsEnd: boolean;
     };
 
+/** The last BOOKMARK encoded per kind: every watcher of a kind bookmarked at once gets the same bytes. */
+const lastBookmark = new Map<string, { rv: string; initialEventsEnd: boolean; bytes: Buffer }>();
+
 /** WatchEvent { type = 1; object = 2 }; an object's event bytes are built once for all watchers. */
 export function encodeWatchEvent(ev: OutgoingWatchEvent): Buffer {
   if (ev.type === 'BOOKMARK') {
-    const info = resolveKind(ev.kind)!;
-    const object = {
-      apiVersion: ev.apiVersion,
-      kind: ev.kind,
-      metadata: {
-        resourceVersion: ev.resourceVersion,
-        ...(ev.initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}),
-      },
-    } as KubeObject;
-    return Buffer.from(
-      WireWatchEvent.encode({ type: 'BOOKMARK', object: toApiObject(info, object) }).finish(),
-    );
+    const last = lastBookmark.get(ev.kind);
+    if (last && last.rv === ev.resourceVersion && last.initialEventsEnd === ev.initialEventsEnd)
+      return last.bytes;
+    const bytes = encodeBookmark(ev);
+    lastBookmark.set(ev.kind, { rv: ev.resourceVersion, initialEventsEnd: ev.initialEventsEnd, bytes });
+    return bytes;
   }
   const obj = ev.entry.object;
   let byType = eventEncodings.get(obj);
@@ -143,6 +140,19 @@ export function encodeWatchEvent(ev: OutgoingWatchEvent): Buffer {
   if (!byType) eventEncodings.set(obj, (byType = {}));
   byType[ev.type] = buf;
   return buf;
+}
+
+function encodeBookmark(ev: Extract<OutgoingWatchEvent, { type: 'BOOKMARK' }>): Buffer {
+  const info = resolveKind(ev.kind)!;
+  const object = {
+    apiVersion: ev.apiVersion,
+    kind: ev.kind,
+    metadata: {
+      resourceVersion: ev.resourceVersion,
+      ...(ev.initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}),
+    },
+  } as KubeObject;
+  return Buffer.from(WireWatchEvent.encode({ type: 'BOOKMARK', object: toApiObject(info, object) }).finish());
 }
 
 function safeDecode<T>(decode: (b: Uint8Array) => T): (b: Buffer) => T | Malformed {
