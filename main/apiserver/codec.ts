@@ -5,7 +5,7 @@
  */
 import type { KindInfo } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
-import { deepFreeze } from '../../client/util/objects.js';
+import { freezeSharingStrings } from './sharedstrings.js';
 
 export const REGISTRY_PREFIX = '/registry/';
 
@@ -36,9 +36,12 @@ export function encodeForStore(obj: KubeObject): string {
   return JSON.stringify({ ...obj, metadata: rest });
 }
 
-/** Parses a stored object, stamps its resourceVersion and freezes it (caches share it). */
+/**
+ * Parses a stored object, stamps its resourceVersion and freezes it (caches share it), its
+ * short strings shared with the other cached objects.
+ */
 export function decodeStored(value: string, revision: number): KubeObject {
   const obj = JSON.parse(value) as KubeObject;
   obj.metadata = { ...obj.metadata, resourceVersion: String(revision) };
-  return deepFreeze(obj);
+  return freezeSharingStrings(obj);
 }

@@ -11,13 +11,21 @@ import type { Cacher } from './cacher.js';
 
 export const DEFAULT_EVENT_TTL_MS = 60 * 60_000;
 
+/** The event's last occurrence, ms (0 when it names none). */
 function lastSeen(e: Event): number {
-  const times = [e.lastTimestamp, e.eventTime, e.series?.lastObservedTime, e.metadata?.creationTimestamp]
-    .filter((t): t is string => !!t)
-    .map((t) => Date.parse(t))
-    .filter((t) => !Number.isNaN(t));
-  return times.length ? Math.max(...times) : 0;
+  let latest = 0;
+  for (const t of [e.lastTimestamp, e.eventTime, e.series?.lastObservedTime, e.metadata?.creationTimestamp]) {
+    if (!t) continue;
+    const ms = Date.parse(t);
+    if (ms > latest) latest = ms;
+  }
+  return latest;
 }
+
+/** Events looked at between two turns of the event loop: 100,000 events must not stall it. */
+const SWEEP_CHUNK = 1000;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class EventExpiry {
   private timer: TimerHandle | undefined;
@@ -44,10 +52,12 @@ export class EventExpiry {
   /** Deletes the expired events now; returns how many went. */
   async sweep(): Promise<number> {
     const cutoff = this.clock.now() - this.ttlMs;
-    const expired = this.cacher
-      .cache(kindInfo('Event'))
-      .list({})
-      .items.filter((item) => lastSeen(item.object as Event) < cutoff);
+    const { items } = this.cacher.cache(kindInfo('Event')).list({});
+    const expired = [];
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0 && i % SWEEP_CHUNK === 0) await nextTurn();
+      if (lastSeen(items[i].object as Event) < cutoff) expired.push(items[i]);
+    }
     let deleted = 0;
     for (const item of expired) {
       try {

@@ -17,6 +17,8 @@ export interface CachedObject {
   readonly key: string;
   readonly object: KubeObject;
   readonly rv: number;
+  /** Kept for the layer that sends the entry (its wire encodings, made once for every reader). */
+  memo?: object;
 }
 
 export interface CacheEvent {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ListResponse, WatchEvent } from '../../proto/gen/kubelab/v1/api.js';
 import type { Pod } from '../../client/api/types.js';
 import type { CachedObject } from '../apiserver/watchcache.js';
-import { encodeList, encodeWatchEvent } from './wire.js';
+import { encodedEntry, encodeList, encodeWatchEvent } from './wire.js';
 
 const entry = (name: string, pad: number): CachedObject => ({
   key: `/registry/pods/default/${name}`,
@@ -55,5 +55,18 @@ describe('wire encoding', () => {
       resourceVersion: '9',
       annotations: { 'k8s.io/initial-events-end': 'true' },
     });
+  });
+
+  it("keeps an object's bytes once: a list after a watch event reuses the event's tail", () => {
+    const e = entry('shared', 300);
+    const event = encodeWatchEvent({ type: 'MODIFIED', entry: e });
+    const object = encodedEntry(e);
+    expect(object.buffer).toBe(event.buffer);
+    expect(event.subarray(event.length - object.length)).toEqual(object);
+    const list = ListResponse.decode(encodeList({ items: [e], resourceVersion: '3' }));
+    expect(list.items?.[0]?.pod?.metadata?.annotations?.pad).toHaveLength(300);
+    // Another type of event for the same entry carries the same object.
+    const deleted = WatchEvent.decode(encodeWatchEvent({ type: 'DELETED', entry: e }));
+    expect(deleted.object?.pod?.metadata?.name).toBe('shared');
   });
 });

@@ -23,19 +23,36 @@ export function isMalformed(req: unknown): req is Malformed {
   return typeof req === 'object' && req !== null && 'malformed' in req;
 }
 
-/** Wire bytes of frozen objects (the cache's): encoded once, whoever sends them. */
-const encodings = new WeakMap<KubeObject, Buffer>();
-const eventEncodings = new WeakMap<KubeObject, Partial<Record<'ADDED' | 'MODIFIED' | 'DELETED', Buffer>>>();
+/**
+ * The encodings of one cached version of an object, kept on its cache entry so that 10,000
+ * objects are encoded once, not once per client, and dropped with the entry. The object's
+ * bytes live once: inside the first watch event built for it when there is one.
+ */
+interface Encodings {
+  object?: Buffer;
+  ADDED?: Buffer;
+  MODIFIED?: Buffer;
+  DELETED?: Buffer;
+}
 
-/** The object's ApiObject encoding, computed once per (frozen) object. */
+function encodingsOf(entry: CachedObject): Encodings {
+  return (entry.memo ??= {}) as Encodings;
+}
+
+/** An entry's ApiObject encoding, made once (list answers, watch events). */
+export function encodedEntry(entry: CachedObject): Buffer {
+  const memo = encodingsOf(entry);
+  return (memo.object ??= encodedObject(entry.object));
+}
+
+/**
+ * An object's ApiObject encoding, not kept: a unary answer goes out once, and keeping the
+ * encoding of every object written (each lease renewal, each event) doubles what the caches
+ * hold for objects nobody watches over gRPC.
+ */
 export function encodedObject(obj: KubeObject): Buffer {
-  let bytes = encodings.get(obj);
-  if (!bytes) {
-    const encoded = encodeObject(obj);
-    bytes = Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
-    if (Object.isFrozen(obj)) encodings.set(obj, bytes);
-  }
-  return bytes;
+  const encoded = encodeObject(obj);
+  return Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
 }
 
 export function encodeObject(obj: KubeObject): Uint8Array {
@@ -89,7 +106,7 @@ function writeField(buf: Buffer, pos: number, tag: number, bytes: Uint8Array): n
 export function encodeList(list: EncodedList): Buffer {
   const rv = Buffer.from(list.resourceVersion ?? '');
   const cont = Buffer.from(list.continue ?? '');
-  const items = list.items.map((i) => encodedObject(i.object));
+  const items = list.items.map(encodedEntry);
   let size = (rv.length ? fieldLength(rv.length) : 0) + (cont.length ? fieldLength(cont.length) : 0);
   for (const b of items) size += fieldLength(b.length);
   const remaining = list.remainingItemCount;
@@ -129,16 +146,17 @@ export function encodeWatchEvent(ev: OutgoingWatchEvent): Buffer {
     lastBookmark.set(ev.kind, { rv: ev.resourceVersion, initialEventsEnd: ev.initialEventsEnd, bytes });
     return bytes;
   }
-  const obj = ev.entry.object;
-  let byType = eventEncodings.get(obj);
-  const cached = byType?.[ev.type];
+  const memo = encodingsOf(ev.entry);
+  const cached = memo[ev.type];
   if (cached) return cached;
   const type = Buffer.from(ev.type);
-  const object = encodedObject(obj);
+  const object = memo.object ?? encodedObject(ev.entry.object);
   const buf = Buffer.allocUnsafe(fieldLength(type.length) + fieldLength(object.length));
-  writeField(buf, writeField(buf, 0, 10, type), 18, object);
-  if (!byType) eventEncodings.set(obj, (byType = {}));
-  byType[ev.type] = buf;
+  const at = writeField(buf, 0, 10, type);
+  writeField(buf, at, 18, object);
+  memo[ev.type] = buf;
+  // From now on the object's bytes are the tail of this event's.
+  memo.object ??= buf.subarray(buf.length - object.length);
   return buf;
 }
 
