@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { checkChromiumAndGui, launchChromium } from '../../support/chromium.js';
+import { MESSAGE_PROBE_SCRIPT } from './gui-page.js';
 import { memoryOf } from './proc.js';
 import { topSelfTime } from './run.js';
 
@@ -33,6 +34,7 @@ export async function launchBrowser(): Promise<GuiBrowser> {
     // tsx compiles with esbuild's keepNames, which wraps the functions this bench hands to
     // page.evaluate in calls to a `__name` helper that exists only in Node: give the page one.
     await context.addInitScript({ content: 'globalThis.__name = (f) => f;' });
+    await context.addInitScript({ content: MESSAGE_PROBE_SCRIPT });
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     const browserCdp = await browser.newBrowserCDPSession();

@@ -3,8 +3,9 @@
  * (Date.now()) just before the write call, and seen in the page (lib/gui-page.ts: a
  * MutationObserver, then the next animation frame, stamped with the page's Date.now() — the
  * same clock, one machine). A Pod or Node informer of this process (gRPC, a connection of its
- * own) sees each change too, which tells the server's share (write → watch event) from the
- * GUI's (the bridge, the store's batching, Vue's render).
+ * own) sees each change too, and the page stamps the bridge message that brings it (lib/gui-page.ts:
+ * MESSAGE_PROBE_SCRIPT): write → that watch event is the server's and the bridge's share, the
+ * watch event → screen the GUI's (the store's batching, Vue's render).
  *
  * Two kinds of change: a pod created in a namespace the Pods view is filtered to (a new row),
  * and a node of the Nodes table cordoned or uncordoned (its Status cell changes).
@@ -27,7 +28,7 @@ export interface ChangeSample {
   returnedAt: number;
   /** This process's informer delivered the change (undefined: not seen). */
   watchAt?: number;
-  /** The page: in the DOM, and the next animation frame (undefined: not seen in time). */
+  /** The page: the watch event handled, in the DOM, the next animation frame (undefined: not seen in time). */
   page?: SeenChange;
 }
 
@@ -96,7 +97,12 @@ export async function podChangeLatency(
   for (let i = 0; i < samples; i++) {
     const name = `lat-${i}`;
     const id = `pod-${i}`;
-    await expectChange(page, id, `[data-testid="${PODS_VIEW.testid}"] [data-pod="${name}"]`);
+    await expectChange(
+      page,
+      id,
+      { kind: 'Pod', includes: [`"name":"${name}"`] },
+      `[data-testid="${PODS_VIEW.testid}"] [data-pod="${name}"]`,
+    );
     const writeAt = Date.now();
     await createIfAbsent(client, boundPod(namespace, name, nodeNames[(i + 1) % nodeNames.length]));
     const returnedAt = Date.now();
@@ -150,7 +156,17 @@ export async function nodeChangeLatency(
     for (let i = 0; i < samples; i++) {
       const cordon = i % 2 === 0;
       const id = `node-${i}`;
-      await expectChange(page, id, cell, cordon ? `${base},SchedulingDisabled` : base);
+      const named = `"name":"${node}"`;
+      const unschedulable = '"unschedulable":true';
+      await expectChange(
+        page,
+        id,
+        cordon
+          ? { kind: 'Node', includes: [named, unschedulable] }
+          : { kind: 'Node', includes: [named], excludes: [unschedulable] },
+        cell,
+        cordon ? `${base},SchedulingDisabled` : base,
+      );
       waitingFor = cordon;
       watchAt = undefined;
       const writeAt = Date.now();
@@ -178,16 +194,23 @@ export async function nodeChangeLatency(
 export function stageTimes(samples: ChangeSample[]): {
   call: number[];
   watch: number[];
+  /** Write → the watch event handled in the page. */
+  pageEvent: number[];
   dom: number[];
   screen: number[];
+  /** The watch event handled in the page → the screen: the GUI's share. */
+  eventToScreen: number[];
   missed: number;
 } {
   const seen = samples.filter((s) => s.page);
+  const withEvent = seen.filter((s) => s.page!.eventAt !== undefined);
   return {
     call: samples.map((s) => s.returnedAt - s.writeAt),
     watch: samples.flatMap((s) => (s.watchAt !== undefined ? [s.watchAt - s.writeAt] : [])),
+    pageEvent: withEvent.map((s) => s.page!.eventAt! - s.writeAt),
     dom: seen.map((s) => s.page!.domAt - s.writeAt),
     screen: seen.map((s) => s.page!.frameAt - s.writeAt),
+    eventToScreen: withEvent.map((s) => s.page!.frameAt - s.page!.eventAt!),
     missed: samples.length - seen.length,
   };
 }
@@ -195,5 +218,9 @@ export function stageTimes(samples: ChangeSample[]): {
 export function describeStages(label: string, samples: ChangeSample[]): string {
   const t = stageTimes(samples);
   const p50 = (v: number[]) => fmt(percentileSorted(sortedCopy(v), 50), 0);
-  return `${label}: write → screen p50 ${p50(t.screen)} ms, max ${fmt(Math.max(...t.screen), 0)} ms (write → watch p50 ${p50(t.watch)} ms); ${t.missed} missed`;
+  return (
+    `${label}: watch event in the page → screen p50 ${p50(t.eventToScreen)} ms, max ${fmt(Math.max(...t.eventToScreen), 0)} ms ` +
+    `(${t.eventToScreen.length} events matched); write → screen p50 ${p50(t.screen)} ms, max ${fmt(Math.max(...t.screen), 0)} ms ` +
+    `(write → watch p50 ${p50(t.watch)} ms); ${t.missed} missed`
+  );
 }

@@ -38,10 +38,70 @@ interface ChangeState {
   observer?: MutationObserver;
 }
 
+/**
+ * The watch-event probe's state in the page: the bridge's WebSocket messages checked, before
+ * the GUI's own handler runs, against the one message expected at a time (Date.now() times).
+ */
+interface MessageState {
+  expect?: WatchMessage & { id: string };
+  seen: Record<string, number>;
+  /** The kind of each watch the page opened, by its request id. */
+  watchKinds: Record<string, string>;
+}
+
+/**
+ * A bridge message (JSON text) that carries an expected change: a watch event of a watch on
+ * `kind`, with all of `includes` and none of `excludes` in its text.
+ */
+export interface WatchMessage {
+  kind: string;
+  includes: string[];
+  excludes?: string[];
+}
+
 /** The page's own state for these probes (on window, under one name). */
 interface ProbeWindow {
   guiBench?: { render?: RenderState; change?: ChangeState };
+  guiBenchMessages?: MessageState;
 }
+
+/**
+ * Run in every page before its own scripts (BrowserContext.addInitScript): the WebSocket the GUI
+ * opens stamps the arrival of the expected watch event. The listener is added in the
+ * constructor, before the GUI sets its own, so the stamp is taken first: the moment the page
+ * handles the message, before the store's batching and the render.
+ */
+export const MESSAGE_PROBE_SCRIPT = `(() => {
+  const state = { seen: {}, watchKinds: {} };
+  window.guiBenchMessages = state;
+  const Native = window.WebSocket;
+  // The bridge replies {"id":…,"op":"event","event":…} to the watch request with that id.
+  const eventOf = /^\\{"id":"?([^,"]*)"?,"op":"event"/;
+  window.WebSocket = class extends Native {
+    send(data) {
+      if (typeof data === 'string' && data.includes('"op":"watch"')) {
+        try {
+          const m = JSON.parse(data);
+          if (m.op === 'watch') state.watchKinds[String(m.id)] = m.kind;
+        } catch {}
+      }
+      return super.send(data);
+    }
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (ev) => {
+        const e = state.expect;
+        if (!e || typeof ev.data !== 'string') return;
+        const watch = eventOf.exec(ev.data.slice(0, 40));
+        if (!watch || state.watchKinds[watch[1]] !== e.kind) return;
+        if (!e.includes.every((s) => ev.data.includes(s))) return;
+        if ((e.excludes || []).some((s) => ev.data.includes(s))) return;
+        state.seen[e.id] = Date.now();
+        state.expect = undefined;
+      });
+    }
+  };
+})();`;
 
 export interface FirstRender {
   /** Click → the first frame with a row of the table in the DOM, ms. */
@@ -257,25 +317,35 @@ export async function stopChangeObserver(page: Page): Promise<void> {
 }
 
 /**
- * Expects an element matching `selector` (with this text, if given) to appear; fails if it is
- * there already (the change would not be seen).
+ * Expects an element matching `selector` (with this text, if given) to appear, brought by the
+ * bridge message `message`; fails if it is there already (the change would not be seen).
  */
-export async function expectChange(page: Page, id: string, selector: string, text?: string): Promise<void> {
+export async function expectChange(
+  page: Page,
+  id: string,
+  message: WatchMessage,
+  selector: string,
+  text?: string,
+): Promise<void> {
   const already = await page.evaluate(
-    ({ id, selector, text }) => {
-      const state = (window as unknown as ProbeWindow).guiBench!.change!;
+    ({ id, message, selector, text }) => {
+      const w = window as unknown as ProbeWindow;
+      const state = w.guiBench!.change!;
       const el = document.querySelector(selector);
       if (el && (text === undefined || el.textContent?.trim() === text)) return true;
       state.expect = { id, selector, text };
+      if (w.guiBenchMessages) w.guiBenchMessages.expect = { id, ...message };
       return false;
     },
-    { id, selector, text },
+    { id, message, selector, text },
   );
   if (already)
     throw new Error(`${selector}${text ? ` reading "${text}"` : ''} is in the page before the change`);
 }
 
 export interface SeenChange {
+  /** Date.now() when the page handled the bridge message with the watch event (undefined: not matched). */
+  eventAt?: number;
   /** Date.now() when the MutationObserver saw the change in the DOM. */
   domAt: number;
   /** Date.now() at the start of the next animation frame: when it reached the screen. */
@@ -287,8 +357,9 @@ export async function seenChange(page: Page, id: string, timeoutMs: number): Pro
   try {
     const handle = await page.waitForFunction(
       (id) => {
-        const r = (window as unknown as ProbeWindow).guiBench?.change?.results[id];
-        return r?.frameAt !== undefined ? r : undefined;
+        const w = window as unknown as ProbeWindow;
+        const r = w.guiBench?.change?.results[id];
+        return r?.frameAt !== undefined ? { ...r, eventAt: w.guiBenchMessages?.seen[id] } : undefined;
       },
       id,
       { timeout: timeoutMs, polling: 50 },
@@ -296,8 +367,9 @@ export async function seenChange(page: Page, id: string, timeoutMs: number): Pro
     return (await handle.jsonValue()) as SeenChange;
   } catch {
     await page.evaluate(() => {
-      const c = (window as unknown as ProbeWindow).guiBench?.change;
-      if (c) c.expect = undefined;
+      const w = window as unknown as ProbeWindow;
+      if (w.guiBench?.change) w.guiBench.change.expect = undefined;
+      if (w.guiBenchMessages) w.guiBenchMessages.expect = undefined;
     });
     return undefined;
   }
