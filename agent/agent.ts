@@ -34,13 +34,10 @@ export interface NodeAgentOptions {
   /** Run the pods bound to this node with these runtimes (none: report status only). */
   pods?: PodRuntimes;
   /** Open the log tunnel with this node's credential (needs `pods`). */
-  tunnel?: {
-    servers: string[];
-    token: string;
-    caPem: string;
-    shareConnection?: boolean;
-    channelOptions?: ConnectionOptions['channelOptions'];
-  };
+  tunnel?: { servers: string[]; caPem: string } & Pick<
+    ConnectionOptions,
+    'token' | 'shareConnection' | 'channelOptions'
+  >;
 }
 
 export class NodeAgent {

@@ -71,28 +71,20 @@ export class HollowFleet {
       // thousands of sockets, but neither one socket whose loss (a missed keepalive answer
       // while an event loop stalls) fails every node's calls at once and has them all
       // reconnect, relist and rewrite their status together.
-      const channelOptions = { 'kubelab.hollow_connection': Math.floor(i / NODES_PER_CONNECTION) };
-      const client = failoverClient(creds.servers, {
+      const connection = {
         token: creds.token,
         caPem: creds.caPem,
         shareConnection: true,
-        channelOptions,
-      });
+        channelOptions: { 'kubelab.hollow_connection': Math.floor(i / NODES_PER_CONNECTION) },
+      };
+      const client = failoverClient(creds.servers, connection);
       const reader = new HollowMachineReader({ name, index: i, now: () => clock.now() });
       const pods = this.options.pods !== false;
       const agent = new NodeAgent({
         client,
         reader,
         pods: pods ? hollowRuntimes(clock, this.options.containerStartDelayMs) : undefined,
-        tunnel: pods
-          ? {
-              servers: creds.servers,
-              token: creds.token,
-              caPem: creds.caPem,
-              shareConnection: true,
-              channelOptions,
-            }
-          : undefined,
+        tunnel: pods ? { servers: creds.servers, ...connection } : undefined,
         config: this.options.config(name),
         logger: logger.child({ node: name }),
         clock,

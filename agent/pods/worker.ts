@@ -9,6 +9,7 @@ import { resourcesOf } from '../../client/api/resources.js';
 import type { Container, Pod } from '../../client/api/types.js';
 import type { EventRecorder } from '../../client/events/recorder.js';
 import type { Clock, TimerHandle } from '../../client/util/clock.js';
+import { nextTurn } from '../../client/util/nextturn.js';
 import type { Logger } from '../logger.js';
 import type { ContainerExit, ContainerSpec, Runtime, RunningContainer } from '../runtime/types.js';
 import type { Admission } from './admission.js';
@@ -343,7 +344,7 @@ export class PodWorker {
     }
     await Promise.all(running.map((r) => this.runtimeOf(r.running!).stop(r.running!, grace)));
     // Let the exit handlers record how each one ended.
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     if (this.finished) return;
     if (!this.removedFromApi) {
       this.publish();

@@ -5,6 +5,7 @@
 import { kindInfo } from '../../client/api/kinds.js';
 import type { Event } from '../../client/api/types.js';
 import type { Clock, TimerHandle } from '../../client/util/clock.js';
+import { nextTurn } from '../../client/util/nextturn.js';
 import type { Logger } from '../logging.js';
 import type { Storage } from '../storage/types.js';
 import type { Cacher } from './cacher.js';
@@ -24,8 +25,6 @@ function lastSeen(e: Event): number {
 
 /** Events looked at between two turns of the event loop: 100,000 events must not stall it. */
 const SWEEP_CHUNK = 1000;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class EventExpiry {
   private timer: TimerHandle | undefined;

@@ -206,9 +206,8 @@ export class WatchCache {
     filter: WatchFilter,
     options: { afterKey?: string; limit?: number } = {},
   ): { items: CachedObject[]; more: boolean } {
-    const filed = this.filedKeys(filter);
-    if (filed) return this.listFiled(filed, filter, options);
-    const keys = this.keysInOrder();
+    // Sorted either way, so the namespace range and afterKey below work on both.
+    const keys = this.filedKeys(filter) ?? this.keysInOrder();
     let start = 0;
     let end = keys.length;
     if (filter.namespace && this.info.namespaced) {
@@ -231,7 +230,7 @@ export class WatchCache {
     return { items, more: false };
   }
 
-  /** The keys filed under the exact value of an indexed field the filter requires, if any. */
+  /** The keys filed under the exact value of an indexed field the filter requires (sorted), if any. */
   private filedKeys(filter: WatchFilter): string[] | undefined {
     if (!filter.fields) return undefined;
     for (const [field, byValue] of this.keysByValue) {
@@ -241,25 +240,6 @@ export class WatchCache {
       return filed === undefined ? [] : typeof filed === 'string' ? [filed] : [...filed].sort();
     }
     return undefined;
-  }
-
-  private listFiled(
-    keys: string[],
-    filter: WatchFilter,
-    options: { afterKey?: string; limit?: number },
-  ): { items: CachedObject[]; more: boolean } {
-    const prefix = filter.namespace && this.info.namespaced ? kindPrefix(this.info, filter.namespace) : '';
-    const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
-    const items: CachedObject[] = [];
-    for (const key of keys) {
-      if (prefix && !key.startsWith(prefix)) continue;
-      if (options.afterKey !== undefined && key <= options.afterKey) continue;
-      const item = this.objects.get(key)!;
-      if (!this.matches(filter, item.object)) continue;
-      if (items.length === limit) return { items, more: true };
-      items.push(item);
-    }
-    return { items, more: false };
   }
 
   private fieldValue(obj: KubeObject, field: string): string {

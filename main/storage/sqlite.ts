@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { nextTurn } from '../../client/util/nextturn.js';
 import { SqliteEngine, type EngineState, type Outcome, type Stats, type WriteOp } from './sqlite-engine.js';
 import {
   prefixEnd,
@@ -474,7 +475,7 @@ export class SqliteStorage implements Storage {
       const chunk = await this.writer.compactChunk(cursor, target);
       cursor = chunk.cursor;
       if (chunk.done) break;
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
     }
     if (!this.closed) await this.writer.tidy();
   }

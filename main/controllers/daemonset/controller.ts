@@ -12,6 +12,7 @@ import type { SharedIndexInformer } from '../../../client/cache/informer.js';
 import { splitKey } from '../../../client/cache/keys.js';
 import type { EventRecorder } from '../../../client/events/recorder.js';
 import { deepEqual } from '../../../client/util/objects.js';
+import { nextTurn } from '../../../client/util/nextturn.js';
 import type { Controller, ControllerContext, ControllerDefinition } from '../types.js';
 import { KeyWorker } from '../worker.js';
 import { PerKeyBackoff } from './backoff.js';
@@ -122,7 +123,7 @@ export class DaemonSetController implements Controller {
   /** Resolves once no key is queued or in work (for tests). */
   async idle(): Promise<void> {
     for (let quiet = 0; quiet < 2;) {
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       quiet = this.worker.queue.isIdle() ? quiet + 1 : 0;
     }
   }

@@ -16,6 +16,7 @@ import { hasTaint, TAINT_NOT_READY, TAINT_UNREACHABLE } from '../../../client/ap
 import type { Node, NodeCondition, Pod, Taint } from '../../../client/api/types.js';
 import { NODE_LEASE_NAMESPACE } from '../../../client/api/wellknown.js';
 import { Sleeper } from '../../../client/util/sleeper.js';
+import { nextTurn } from '../../../client/util/nextturn.js';
 import type { Controller, ControllerContext, ControllerDefinition } from '../types.js';
 import { KeyWorker } from '../worker.js';
 import { noScheduleTaintChange } from './conditiontaints.js';
@@ -114,7 +115,7 @@ export class NodeLifecycleController implements Controller {
    */
   async idle(): Promise<void> {
     for (let quiet = 0; quiet < 2;) {
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       const still =
         this.busy.size > 0 || !this.noScheduleWorker.queue.isIdle() || !this.podWorker.queue.isIdle();
       quiet = still ? 0 : quiet + 1;

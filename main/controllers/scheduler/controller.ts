@@ -14,6 +14,7 @@ import type { SharedIndexInformer } from '../../../client/cache/informer.js';
 import type { EventRecorder } from '../../../client/events/recorder.js';
 import { rfc3339 } from '../../../client/util/clock.js';
 import { deepEqual } from '../../../client/util/objects.js';
+import { nextTurn } from '../../../client/util/nextturn.js';
 import { metric } from '../metrics.js';
 import type { Controller, ControllerContext, ControllerDefinition } from '../types.js';
 import { SchedulingAlgorithm } from './algorithm.js';
@@ -85,7 +86,7 @@ export class Scheduler implements Controller {
   /** Resolves once no pod is being decided or bound and none is ready to try (for tests). */
   async idle(): Promise<void> {
     for (let quiet = 0; quiet < 2;) {
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       quiet = !this.busy && this.inFlight.size === 0 && this.queue.pending().active === 0 ? quiet + 1 : 0;
     }
   }

@@ -12,6 +12,7 @@ import type { EventRecorder } from '../../../client/events/recorder.js';
 import { retrying } from '../../../client/retry.js';
 import { rfc3339, type TimerHandle } from '../../../client/util/clock.js';
 import { deepEqual } from '../../../client/util/objects.js';
+import { nextTurn } from '../../../client/util/nextturn.js';
 import { metric } from '../metrics.js';
 import type { Controller, ControllerContext, ControllerDefinition } from '../types.js';
 import { KeyWorker } from '../worker.js';
@@ -89,7 +90,7 @@ export class TaintEvictionController implements Controller {
   /** Resolves once no key is queued or in work and no deletion is in flight (for tests). */
   async idle(): Promise<void> {
     for (let quiet = 0; quiet < 2;) {
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       quiet = this.worker.queue.isIdle() && this.evicting.size === 0 ? quiet + 1 : 0;
     }
   }
