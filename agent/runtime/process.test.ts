@@ -368,10 +368,30 @@ describe('ProcessRuntime.recover', () => {
     const exit = await c.exited;
     expect(exit).toMatchObject({ exitCode: 7, reason: 'Error' });
     expect(Math.abs(exit.finishedAt - Date.now())).toBeLessThan(10_000);
-    // Recorded: another agent does not report it as running again, but sees it as the last exit.
+    // Recorded: the next agent gets it as the container's newest instance, ended as recorded.
     const b = agent();
-    expect(await b.runtime.recover()).toEqual([]);
+    const [again] = await b.runtime.recover();
+    expect(again).toMatchObject({ id: c.id, restartCount: 0 });
+    expect(await again.exited).toEqual(exit);
+    expect(await b.runtime.stop(again, 0)).toEqual(exit);
+    expect(await b.runtime.recover()).toEqual([]); // reported once
     expect(await b.runtime.lastExit(POD, 'app')).toMatchObject({ restartCount: 0, exit: { exitCode: 7 } });
+  });
+
+  it("reports a container's newest finished instance, for its restart count, when none runs", async () => {
+    const first = agent();
+    for (const restartCount of [0, 1]) {
+      const c = await start(first, spec('app', ['sh', '-c', `exit ${restartCount + 3}`], { restartCount }));
+      await c.exited;
+    }
+    const running = await start(first, spec('web', ['sleep', '30']));
+    first.runtime.close();
+    first.logs.close();
+
+    const found = await agent().runtime.recover();
+    expect(found.map((c) => c.id).sort()).toEqual([`${POD}/app/1`, running.id]);
+    const app = found.find((c) => c.name === 'app')!;
+    expect(await app.exited).toMatchObject({ exitCode: 4, reason: 'Error' });
   });
 
   it('never takes a reused pid for its container: another start time means it ended', async () => {

@@ -7,8 +7,8 @@
  * Per instance, next to its log (layout.ts): `<n>.json`, written atomically once the process
  * runs — { pid, startTime, startedAt, argv, … } — and rewritten with `exit` once its end is
  * known; `<n>.started` and `<n>.exit`, written by the wrapper. An instance whose `<n>.json` has
- * an `exit` is finished: recover() does not report it again; lastExit()/instances() do. Only the
- * current and the previous instance of a container are kept (start() deletes older ones).
+ * an `exit` is finished. Only the current and the previous instance of a container are kept
+ * (start() deletes older ones).
  *
  * Signals go to the whole process group (stop(), removePod()): the container's main process and
  * everything it started get TERM, then KILL after the grace period. (Kubernetes sends TERM to the
@@ -291,18 +291,23 @@ export class ProcessRuntime implements Runtime {
   }
 
   /**
-   * The instances of earlier runs of the agent whose end had not been recorded: still running
-   * (adopted: `exited` settles when they end, checked every `recoverPollMs`), or ended while the
-   * agent was down (`exited` already settled, from the exit file; no exit file: 137/SIGKILL).
-   * Each is reported once: its end is recorded, and a later recover() skips it, as it skips the
-   * instances this runtime object started itself. Finished instances: lastExit(), instances().
+   * What earlier runs of the agent left, so a restarted agent carries on where they stopped:
+   * every instance whose end had not been recorded — still running (adopted: `exited` settles
+   * when it ends, checked every `recoverPollMs`) or ended while the agent was down (`exited`
+   * settled from the exit file; no exit file: 137/SIGKILL) — and, for a container with none of
+   * those, its newest finished instance (`exited` settled with the recorded end), so restart
+   * counts, crash-loop backoff and a finished container's result survive an agent restart as
+   * they do the kubelet's. Each instance is reported once per runtime object, which also skips
+   * the instances it started itself.
    */
   async recover(): Promise<RunningContainer[]> {
     const found: RunningContainer[] = [];
     for (const podUid of await subdirectories(path.join(this.dataDir, 'pods'))) {
       for (const name of await subdirectories(podDir(this.dataDir, podUid))) {
-        for (const record of await this.instances(podUid, name)) {
-          if (record.exit || this.tracked.has(record.id)) continue;
+        const records = await this.instances(podUid, name);
+        const unfinished = records.filter((r) => !r.exit);
+        for (const record of unfinished) {
+          if (this.tracked.has(record.id)) continue;
           const tracked = this.newTracked(podUid, name, record.restartCount, record, false);
           if (isSameProcess(record.pid, record.startTime)) {
             await this.logs.track(podUid, name, record.restartCount);
@@ -316,6 +321,14 @@ export class ProcessRuntime implements Runtime {
           }
           found.push(tracked.container);
         }
+        const newest = records.at(-1);
+        if (unfinished.length || !newest?.exit || this.tracked.has(newest.id)) continue;
+        const tracked = this.newTracked(podUid, name, newest.restartCount, newest, false);
+        tracked.gone = true;
+        tracked.finishing = true;
+        tracked.exit = newest.exit;
+        tracked.resolveExit(newest.exit);
+        found.push(tracked.container);
       }
     }
     return found;

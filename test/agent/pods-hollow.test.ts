@@ -7,11 +7,12 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { quietLogger } from '../../agent/logger.js';
 import { PodManager } from '../../agent/pods/manager.js';
 import { HOLLOW_EXIT_CODE_ENV, HOLLOW_RUN_SECONDS_ENV, HollowRuntime } from '../../agent/runtime/hollow.js';
-import type { Node, Pod } from '../../client/api/types.js';
+import type { Pod } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
 import { EventRecorder } from '../../client/events/recorder.js';
 import { inProcessClient } from '../../client/inprocess.js';
 import { realClock } from '../../client/util/clock.js';
+import { registerSmallNode } from '../support/agentproc.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 import { eventually } from '../support/wait.js';
 
@@ -22,15 +23,7 @@ let manager: PodManager;
 beforeEach(async () => {
   t = await startTestControlPlane({ controllers: false });
   admin = t.cp.client();
-  await admin.create<Node>({
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name: 'lab-1' },
-    status: {
-      allocatable: { cpu: '2', memory: '4Gi', pods: '10' },
-      capacity: { cpu: '2', memory: '4Gi', pods: '10' },
-    },
-  });
+  await registerSmallNode(admin, 'lab-1');
   const node = inProcessClient(t.cp.api, { name: 'system:node:lab-1', role: 'node', nodeName: 'lab-1' });
   const runtime = new HollowRuntime(realClock);
   manager = new PodManager({

@@ -38,7 +38,7 @@ beforeAll(async () => {
     nodeName: NODE,
     token: await createJoinToken(c.t),
   });
-  await waitForNodeReady(c.admin, NODE);
+  await waitForNodeReady(c.admin, NODE, agent);
   await c.admin.create(
     shellPod(
       'counter',

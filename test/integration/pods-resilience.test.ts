@@ -50,7 +50,7 @@ beforeAll(async () => {
   await startControlPlane();
   const token = await createJoinToken(t);
   agent = startAgent(token);
-  await waitForNodeReady(admin, NODE);
+  await waitForNodeReady(admin, NODE, agent);
 }, 60_000);
 
 afterAll(async () => {

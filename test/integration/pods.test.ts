@@ -44,7 +44,7 @@ beforeAll(async () => {
     nodeName: NODE,
     token,
   });
-  await waitForNodeReady(admin, NODE);
+  await waitForNodeReady(admin, NODE, agent);
 }, 60_000);
 
 afterAll(async () => {

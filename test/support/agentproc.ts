@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Container, Pod, PodSpec } from '../../client/api/types.js';
+import type { Container, Node, Pod, PodSpec } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
 import { TokensClient } from '../../client/grpc/cluster.js';
 import type { TestControlPlane } from './controlplane.js';
@@ -37,8 +37,9 @@ export function startAgentProcess(options: AgentProcessOptions): ChildProcess {
       options.dataDir,
       '--node-name',
       options.nodeName,
+      // Info: a failing test's message tells the agent's story (joined, registered, …).
       '--log-level',
-      'warn',
+      'info',
       ...(options.args ?? []),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
@@ -101,14 +102,37 @@ export async function createJoinToken(t: TestControlPlane): Promise<string> {
   }
 }
 
-export async function waitForNodeReady(client: Client, name: string): Promise<void> {
-  await eventually(
+/**
+ * Waits for the Node to be Ready. Given the agent's process, fails at once if it exits, and
+ * either way ends the message with the agent's last lines of stderr (what a user would read).
+ */
+export async function waitForNodeReady(client: Client, name: string, agent?: ChildProcess): Promise<void> {
+  const ready = eventually(
     async () =>
       (await client.get('Node', name).catch(() => undefined))?.status?.conditions?.some(
         (c) => c.type === 'Ready' && c.status === 'True',
       ) ?? false,
     `node ${name} to be Ready`,
   );
+  if (!agent) return void (await ready);
+  const lastLines = () => `; the agent's last lines:\n${(agentLogs.get(agent) ?? []).slice(-20).join('\n')}`;
+  let onExit: (() => void) | undefined;
+  const exited = new Promise<never>((_, reject) => {
+    onExit = () =>
+      reject(
+        new Error(`the agent exited (${agent.signalCode ?? agent.exitCode}) before node ${name} was Ready`),
+      );
+    if (agent.exitCode !== null || agent.signalCode !== null) onExit();
+    else agent.once('exit', onExit);
+  });
+  try {
+    await Promise.race([ready, exited]);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}${lastLines()}`, { cause: err });
+  } finally {
+    agent.off('exit', onExit!);
+    ready.catch(() => undefined);
+  }
 }
 
 /**
@@ -134,4 +158,15 @@ export function shellPod(
       ...spec,
     },
   };
+}
+
+/** A Node as a small agent registers it (2 CPUs, 4 GiB, 10 pods), for a pod manager without its agent. */
+export async function registerSmallNode(client: Client, name: string): Promise<void> {
+  const resources = { cpu: '2', memory: '4Gi', pods: '10' };
+  await client.create<Node>({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    status: { allocatable: resources, capacity: resources },
+  });
 }
