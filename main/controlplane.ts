@@ -53,6 +53,11 @@ export interface ControlPlaneOptions {
   identity?: string;
   /** Per log stream: bytes a slow reader may leave unread before its stream is stopped (default 4 MiB). */
   logStreamBufferBytes?: number;
+  /**
+   * Per watch: bytes of events a client that stopped reading may leave unsent (beyond its
+   * initial events) before its watch is ended (default 64 MiB).
+   */
+  watchBufferBytes?: number;
 }
 
 export const SYSTEM_IDENTITY: Identity = { name: 'system:kube-controller-manager', role: 'admin' };
@@ -111,6 +116,7 @@ export class ControlPlane {
         pki,
         tunnels,
         logger: logger.child({ component: 'grpc' }),
+        watchBufferBytes: options.watchBufferBytes,
       });
       const metrics = new Registry();
       collectDefaultMetrics({ register: metrics });

@@ -28,8 +28,11 @@ import { identityOf, rejectMalformed, unaryHandlers } from './handlers.js';
 import { logsHandler } from './logs.js';
 import { encodedObject, encodeList, encodeWatchEvent, toServiceError } from './wire.js';
 
-/** A watch whose client stopped reading is closed once this much is queued for it. */
-const MAX_QUEUED_WATCH_BYTES = 64 * 1024 * 1024;
+/**
+ * A watch whose client stopped reading is ended once this much of its events (beyond its
+ * initial events and replayed history, which are the answer it asked for) waits to be sent.
+ */
+export const DEFAULT_WATCH_BUFFER_BYTES = 64 * 1024 * 1024;
 
 /** The answer to a unary call: the object's wire bytes (shared with watchers when cached). */
 function objectOut(obj: KubeObject): Buffer {
@@ -62,6 +65,7 @@ export function resourcesHandlers(
   api: ApiServer,
   tokens: TokenStore,
   logger: Logger,
+  watchBufferBytes = DEFAULT_WATCH_BUFFER_BYTES,
 ): grpc.UntypedServiceImplementation {
   const unary = unaryHandlers(tokens, logger).authenticated;
 
@@ -81,16 +85,26 @@ export function resourcesHandlers(
       const id = identityOf(call.metadata, tokens);
       const req = call.request;
       const info = kindOf(req.kind);
+      // Bytes of events written and not yet sent (the call counts messages, not bytes). Until
+      // the watch is established, what is written is its initial events or its replay: the
+      // answer it asked for, however large, not counted.
+      let established = false;
+      let queuedBytes = 0;
+      const send = (bytes: Buffer) => {
+        if (!established) return void call.write(bytes);
+        queuedBytes += bytes.length;
+        call.write(bytes, () => (queuedBytes -= bytes.length));
+      };
       const sink: WatchSink = {
         event(type, entry) {
           if (stopped) return false;
-          if (call.writableLength > MAX_QUEUED_WATCH_BYTES) return false;
-          call.write(encodeWatchEvent({ type, entry }));
+          if (queuedBytes > watchBufferBytes) return false;
+          send(encodeWatchEvent({ type, entry }));
           return true;
         },
         bookmark(rv, initialEventsEnd) {
           if (stopped) return;
-          call.write(
+          send(
             encodeWatchEvent({
               type: 'BOOKMARK',
               kind: info.kind,
@@ -110,6 +124,7 @@ export function resourcesHandlers(
         },
       };
       const handle = await api.watchCached(id, req, sink);
+      established = true;
       stop = () => handle.stop();
       if (stopped) handle.stop();
       // Headers now tell the client the watch is established even before the first event.

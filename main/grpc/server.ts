@@ -37,6 +37,8 @@ export interface GrpcServerOptions {
   /** Where agents' tunnels (AgentTunnel.Connect) are kept; the apiserver reaches agents through it. */
   tunnels: TunnelRegistry;
   logger: Logger;
+  /** Per watch: bytes of events a client that stopped reading may leave unsent before its watch is ended. */
+  watchBufferBytes?: number;
 }
 
 export interface RunningGrpcServer {
@@ -104,7 +106,10 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     'grpc.max_send_message_length': -1,
     'grpc-node.flow_control_window': 16 * 1024 * 1024,
   });
-  server.addService(serverDefinition(), resourcesHandlers(options.api, options.tokens, options.logger));
+  server.addService(
+    serverDefinition(),
+    resourcesHandlers(options.api, options.tokens, options.logger, options.watchBufferBytes),
+  );
   server.addService(
     safeService(BootstrapService),
     bootstrapHandlers(options.tokens, options.pki, options.logger),

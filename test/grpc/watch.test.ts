@@ -2,8 +2,12 @@
  * End to end over gRPC with TLS and a bearer token: a client that watches survives cut
  * connections by resuming from its last resourceVersion, seeing every event exactly once and
  * in order; a watch from a resourceVersion the server no longer keeps gets OUT_OF_RANGE and the
- * client lists again.
+ * client lists again; a client that stops reading has its watch ended instead of the server
+ * queueing for it without bound.
  */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, isExpired } from '../../client/api/errors.js';
 import type { Pod } from '../../client/api/types.js';
@@ -11,6 +15,9 @@ import type { Client, Watch } from '../../client/client.js';
 import { startProxy, type CuttableProxy } from '../support/proxy.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 import { eventually } from '../support/wait.js';
+
+const REPO = join(import.meta.dirname, '..', '..');
+const STALLED_WATCHER = join(REPO, 'test', 'support', 'stalledwatcher.ts');
 
 const pod = (name: string): Pod => ({
   apiVersion: 'v1',
@@ -137,6 +144,48 @@ describe('gRPC watch', () => {
     const it = w[Symbol.asyncIterator]();
     expect((await it.next()).value.object.metadata.name).toBe('c');
     w.stop();
+  });
+
+  it('ends a watch whose client stopped reading once its unsent events pass the limit, and only that one', async () => {
+    t = await startTestControlPlane({ controllers: false, watchBufferBytes: 1024 * 1024 });
+    const client = t.client();
+    const rv = (await client.list('Pod')).resourceVersion;
+    const caFile = join(t.dataDir, 'stalled-ca.pem');
+    writeFileSync(caFile, t.caPem);
+    const stalled = spawn(
+      process.execPath,
+      ['--import', 'tsx', STALLED_WATCHER, `127.0.0.1:${t.cp.port}`, t.cp.adminToken, caFile, rv],
+      { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    stalled.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      await eventually(() => out.includes('established'), 'the watch to be established');
+      const healthy = await client.watch('Pod', { resourceVersion: rv });
+      const healthySeen = (async () => {
+        let n = 0;
+        for await (const ev of healthy) if (ev.type === 'ADDED' && ++n === 60) break;
+        return n;
+      })();
+
+      // 60 pods of 200 KiB while it is stopped: 12 MiB of events, more than the socket holds.
+      const big = 'x'.repeat(200 * 1024);
+      for (let i = 0; i < 60; i++) {
+        await client.create({ ...pod(`big-${i}`), metadata: { name: `big-${i}`, annotations: { big } } });
+      }
+      expect(await healthySeen).toBe(60);
+
+      stalled.kill('SIGCONT');
+      await eventually(() => out.includes('"error"'), 'the stalled watcher to read to the end');
+      const seen = JSON.parse(out.split('\n')[1]) as { events: number; error: string };
+      expect(seen.error).toMatch(/fell too far behind .* watch again from the last resourceVersion/);
+      expect(seen.events).toBeGreaterThan(0);
+      expect(seen.events).toBeLessThan(60);
+      // The server carries on for everyone else.
+      expect((await client.list('Pod')).items).toHaveLength(60);
+    } finally {
+      stalled.kill('SIGKILL');
+    }
   });
 
   it('a watch from "now" over gRPC starts with the current state', async () => {
