@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ApiObject, ResourcesService, WatchEvent as WireWatchEvent } from '../../proto/gen/kubelab/v1/api.js';
 import type { ApiError } from '../../client/api/errors.js';
 import { STATUS_METADATA_KEY } from '../../client/grpc/connection.js';
+import { encodeShared } from '../../client/grpc/sharedwriter.js';
 import { decodeWithWireReader } from '../../client/grpc/wirereader.js';
 import { resolveKind, toApiObject } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
@@ -58,7 +59,8 @@ export function encodedObject(obj: KubeObject): Buffer {
 export function encodeObject(obj: KubeObject): Uint8Array {
   const info = resolveKind(obj.kind ?? '');
   if (!info) throw new Error(`cannot encode an object of kind ${obj.kind}`);
-  return ApiObject.encode(toApiObject(info, obj)).finish();
+  const message = toApiObject(info, obj);
+  return encodeShared((w) => ApiObject.encode(message, w));
 }
 
 export interface EncodedList {
@@ -170,7 +172,8 @@ function encodeBookmark(ev: Extract<OutgoingWatchEvent, { type: 'BOOKMARK' }>): 
       ...(ev.initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}),
     },
   } as KubeObject;
-  return Buffer.from(WireWatchEvent.encode({ type: 'BOOKMARK', object: toApiObject(info, object) }).finish());
+  const message = { type: 'BOOKMARK', object: toApiObject(info, object) };
+  return Buffer.from(encodeShared((w) => WireWatchEvent.encode(message, w)));
 }
 
 function safeDecode<T>(decode: (b: Uint8Array) => T): (b: Buffer) => T | Malformed {
