@@ -296,9 +296,9 @@ export class ProcessRuntime implements Runtime {
    * when it ends, checked every `recoverPollMs`) or ended while the agent was down (`exited`
    * settled from the exit file; no exit file: 137/SIGKILL) — and, for a container with none of
    * those, its newest finished instance (`exited` settled with the recorded end), so restart
-   * counts, crash-loop backoff and a finished container's result survive an agent restart as
-   * they do the kubelet's. Each instance is reported once per runtime object, which also skips
-   * the instances it started itself.
+   * counts and a finished container's result survive an agent restart as they survive the
+   * kubelet's (crash-loop backoff starts over, as the kubelet's does). Each instance is
+   * reported once per runtime object, which also skips the instances it started itself.
    */
   async recover(): Promise<RunningContainer[]> {
     const found: RunningContainer[] = [];

@@ -62,7 +62,8 @@ export interface Runtime {
   /**
    * The containers of earlier runs of this agent that are still running, or that ended while
    * it was down (their exit recovered), so a restarted agent adopts them instead of starting
-   * copies.
+   * copies; and for a container with none of those, its newest finished instance, so restart
+   * counts go on.
    */
   recover(): Promise<RunningContainer[]>;
   /** Forgets a pod's runtime state and logs (the pod is gone). */

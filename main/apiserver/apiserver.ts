@@ -750,9 +750,9 @@ export class ApiServer implements LocalApi {
       // A status write changes status only (Kubernetes ResetObjectMetaForStatus).
       const status = n.status;
       for (const k of Object.keys(n)) delete (n as Record<string, unknown>)[k];
-      Object.assign(n, clone(cur));
-      if (status === undefined) delete n.status;
-      else n.status = status;
+      const { status: _replaced, ...unchanged } = cur;
+      Object.assign(n, clone(unchanged));
+      if (status !== undefined) n.status = status;
     } else if (info.hasStatus && subresource !== 'binding') {
       if (cur.status === undefined) delete n.status;
       else n.status = clone(cur.status);

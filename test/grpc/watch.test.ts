@@ -148,6 +148,7 @@ describe('gRPC watch', () => {
 
   it('ends a watch whose client stopped reading once its unsent events pass the limit, and only that one', async () => {
     t = await startTestControlPlane({ controllers: false, watchBufferBytes: 1024 * 1024 });
+    const PODS = 120;
     const client = t.client();
     const rv = (await client.list('Pod')).resourceVersion;
     const caFile = join(t.dataDir, 'stalled-ca.pem');
@@ -164,25 +165,25 @@ describe('gRPC watch', () => {
       const healthy = await client.watch('Pod', { resourceVersion: rv });
       const healthySeen = (async () => {
         let n = 0;
-        for await (const ev of healthy) if (ev.type === 'ADDED' && ++n === 60) break;
+        for await (const ev of healthy) if (ev.type === 'ADDED' && ++n === PODS) break;
         return n;
       })();
 
-      // 60 pods of 200 KiB while it is stopped: 12 MiB of events, more than the socket holds.
+      // 120 pods of 200 KiB while it is stopped: 24 MiB of events, far more than its socket takes.
       const big = 'x'.repeat(200 * 1024);
-      for (let i = 0; i < 60; i++) {
+      for (let i = 0; i < PODS; i++) {
         await client.create({ ...pod(`big-${i}`), metadata: { name: `big-${i}`, annotations: { big } } });
       }
-      expect(await healthySeen).toBe(60);
+      expect(await healthySeen).toBe(PODS);
 
       stalled.kill('SIGCONT');
       await eventually(() => out.includes('"error"'), 'the stalled watcher to read to the end');
       const seen = JSON.parse(out.split('\n')[1]) as { events: number; error: string };
       expect(seen.error).toMatch(/fell too far behind .* watch again from the last resourceVersion/);
       expect(seen.events).toBeGreaterThan(0);
-      expect(seen.events).toBeLessThan(60);
+      expect(seen.events).toBeLessThan(PODS);
       // The server carries on for everyone else.
-      expect((await client.list('Pod')).items).toHaveLength(60);
+      expect((await client.list('Pod')).items).toHaveLength(PODS);
     } finally {
       stalled.kill('SIGKILL');
     }
