@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { isNotFound } from '../../client/api/errors.js';
 import type { KindName, KubeObject } from '../../client/api/types.js';
+import { clone } from '../../client/util/objects.js';
 import { threeWayMergePatch } from '../apply/threeway.js';
 import { verb } from '../command.js';
 import { AlreadyReported, formatError } from '../errors.js';
@@ -27,7 +28,7 @@ type Json = Record<string, unknown>;
 
 /** The manifest as it is recorded: without its own record, in a stable JSON text. */
 function lastAppliedOf(object: KubeObject): string {
-  const copy = structuredClone(object) as KubeObject;
+  const copy = clone(object);
   const annotations = copy.metadata?.annotations;
   if (annotations) {
     delete annotations[LAST_APPLIED_ANNOTATION];
@@ -37,7 +38,7 @@ function lastAppliedOf(object: KubeObject): string {
 }
 
 function withLastApplied(object: KubeObject, namespace: string): KubeObject {
-  const copy = structuredClone(object) as KubeObject;
+  const copy = clone(object);
   const meta = (copy.metadata ??= {});
   if (namespace) meta.namespace = namespace;
   meta.annotations = { ...meta.annotations, [LAST_APPLIED_ANNOTATION]: lastAppliedOf(object) };

@@ -32,7 +32,7 @@ import { encodedObject, encodeList, encodeWatchEvent, toServiceError } from './w
  * A watch whose client stopped reading is ended once this much of its events (beyond its
  * initial events and replayed history, which are the answer it asked for) waits to be sent.
  */
-export const DEFAULT_WATCH_BUFFER_BYTES = 64 * 1024 * 1024;
+const DEFAULT_WATCH_BUFFER_BYTES = 64 * 1024 * 1024;
 
 /** The answer to a unary call: the object's wire bytes (shared with watchers when cached). */
 function objectOut(obj: KubeObject): Buffer {

@@ -2,7 +2,7 @@
 import { kindInfo } from '../../../client/api/kinds.js';
 import { isPodTerminal, podQOSClass } from '../../../client/api/pods.js';
 import type { Container, Pod, PodSpec, Probe } from '../../../client/api/types.js';
-import { deepEqual } from '../../../client/util/objects.js';
+import { clone, deepEqual } from '../../../client/util/objects.js';
 import { forbidden, type FieldError } from '../../../client/api/validation.js';
 import { validateEnum, validateMin, validateTimestamp } from '../validation/common.js';
 import { validatePodSpec } from '../validation/podspec.js';
@@ -55,7 +55,7 @@ export function applyPodSpecDefaults(spec: PodSpec): void {
 
 /** The spec with the fields Kubernetes lets an update change masked out. */
 function immutablePart(spec: PodSpec | undefined): unknown {
-  const s = structuredClone(spec ?? {});
+  const s = clone(spec ?? {});
   for (const c of [...(s.initContainers ?? []), ...(s.containers ?? [])]) delete c.image;
   delete s.activeDeadlineSeconds;
   delete s.tolerations;
