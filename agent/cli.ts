@@ -23,7 +23,9 @@ import {
 import {
   credentialsPath,
   loadCredentials,
+  nodePasswordPath,
   obtainCredentials,
+  type ObtainOptions,
   type StoredCredentials,
 } from './credentials.js';
 import { machineRuntimes } from './pods/runtimes.js';
@@ -51,6 +53,7 @@ interface AgentFlags {
   hollowPrefix: string;
   hollowPods: boolean;
   logLevel: string;
+  force: boolean;
 }
 
 function defaultDataDir(): string {
@@ -114,12 +117,10 @@ export function configFromFlags(flags: AgentFlags, nodeName: string): AgentConfi
  * plane refuses it (the Node was deleted), join again with --token if there is one.
  */
 async function connect(
-  path: string,
-  servers: string[],
-  token: string | undefined,
-  nodeName: string,
+  join: Omit<ObtainOptions, 'rejoin'>,
 ): Promise<{ client: Client; creds: StoredCredentials }> {
-  let creds = await obtainCredentials({ path, servers, joinToken: token, nodeName });
+  const { path, joinToken: token } = join;
+  let creds = await obtainCredentials(join);
   let client = failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem });
   try {
     await client.get('Namespace', 'default');
@@ -131,7 +132,7 @@ async function connect(
         `the stored credential in ${path} was refused (was the Node deleted?): join again with --token <a new join token>`,
       );
     }
-    creds = await obtainCredentials({ path, servers, joinToken: token, nodeName, rejoin: true });
+    creds = await obtainCredentials({ ...join, rejoin: true });
     client = failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem });
   }
   return { client, creds };
@@ -207,13 +208,21 @@ export function buildAgentProgram(): Command {
       `hollow-${defaultNodeName()}`,
     )
     .option('--no-hollow-pods', 'hollow nodes only report status; they do not run the pods bound to them')
+    .option(
+      '--force',
+      'when joining, take the node name over even if another machine holds it (its credential is revoked): for a machine that replaces one whose Node you did not delete',
+      false,
+    )
     .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info')
     .addHelpText(
       'after',
       `
 First start (on the lab machine):
   kubelab-agent --server https://10.0.0.2:6443 --token K10<hash>::<id>.<secret>
-Later starts need no token: the credential is kept in --data-dir (0600).
+Later starts need no token: the credential is kept in --data-dir (0600), with this machine's
+node password, which lets only this machine join again under its node name. A join under a
+name another machine holds is refused: delete that Node (labctl delete node <name>), pick
+another --node-name, or pass --force.
 Deleting the Node revokes its credential; join again with a new token.`,
     )
     .action(async (flags: AgentFlags) => {
@@ -231,6 +240,7 @@ Deleting the Node revokes its credential; join again with a new token.`,
             servers,
             dataDir,
             joinToken: flags.token,
+            force: flags.force,
             config: (name) => configFromFlags(flags, name),
             logger,
             pods: flags.hollowPods,
@@ -245,12 +255,14 @@ Deleting the Node revokes its credential; join again with a new token.`,
           return;
         }
         const config = configFromFlags(flags, flags.nodeName);
-        const { client, creds } = await connect(
-          credentialsPath(dataDir),
+        const { client, creds } = await connect({
+          path: credentialsPath(dataDir),
+          passwordPath: nodePasswordPath(dataDir),
           servers,
-          flags.token,
-          config.nodeName,
-        );
+          joinToken: flags.token,
+          nodeName: config.nodeName,
+          force: flags.force,
+        });
         const agent = new NodeAgent({
           client,
           reader: defaultMachineReader(dataDir),

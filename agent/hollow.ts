@@ -9,7 +9,7 @@ import { failoverClient } from '../client/grpc/transport.js';
 import { realClock, type Clock } from '../client/util/clock.js';
 import { NodeAgent } from './agent.js';
 import type { AgentConfig } from './config.js';
-import { credentialsPath, obtainCredentials } from './credentials.js';
+import { credentialsPath, nodePasswordPath, obtainCredentials } from './credentials.js';
 import type { Logger } from './logger.js';
 import { HollowMachineReader } from './machine/hollow.js';
 import { hollowRuntimes } from './pods/runtimes.js';
@@ -35,6 +35,8 @@ export interface HollowFleetOptions {
   servers: string[];
   dataDir: string;
   joinToken?: string;
+  /** Join even under names other machines hold (kubelab-agent --force). */
+  force?: boolean;
   /** Settings for each node (its name is filled in). */
   config: (nodeName: string) => AgentConfig;
   logger: Logger;
@@ -63,9 +65,11 @@ export class HollowFleet {
       const name = `${prefix}-${i}`;
       const creds = await obtainCredentials({
         path: credentialsPath(dataDir, name),
+        passwordPath: nodePasswordPath(dataDir, name),
         servers,
         joinToken,
         nodeName: name,
+        force: this.options.force,
       });
       // Shared connections, NODES_PER_CONNECTION nodes on each: thousands of nodes must not mean
       // thousands of sockets, but neither one socket whose loss (a missed keepalive answer

@@ -6,13 +6,19 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { invalid } from '../client/api/errors.js';
 import type { KindInfo } from '../client/api/kinds.js';
 import { resolveKind } from '../client/api/kinds.js';
 import { checkMessage } from '../client/api/schema.js';
 import type { KubeObject } from '../client/api/types.js';
 import type { FieldError } from '../client/api/validation.js';
+import {
+  DEFAULT_PARSE_LIMITS,
+  ParseLimitError,
+  SyntaxParseError,
+  type ParseLimits,
+} from '../client/parse/limits.js';
+import { parseYaml } from '../client/parse/yaml.js';
 import { CliError } from './errors.js';
 import { readAll, type Io } from './io.js';
 
@@ -43,13 +49,30 @@ function filesOf(path: string, recursive: boolean): string[] {
     });
 }
 
+/**
+ * What labctl reads of a person's own files: a folder's worth of objects may be big, but the
+ * nesting is limited as the server limits it (JavaScript's recursion would fail first), and
+ * the server still refuses any one object over its limits.
+ */
+const FILE_LIMITS: ParseLimits = {
+  ...DEFAULT_PARSE_LIMITS,
+  maxBytes: 256 * 1024 * 1024,
+  maxYamlTokens: 50_000_000,
+  maxDocuments: 100_000,
+};
+
 /** The documents of one text: each a plain object; a v1 List contributes its items. */
 export function parseDocuments(text: string, source: string): Record<string, unknown>[] {
-  const docs = parseAllDocuments(text, { uniqueKeys: true });
+  let docs: unknown[];
+  try {
+    docs = parseYaml(text, FILE_LIMITS, { what: 'the input' });
+  } catch (err) {
+    if (err instanceof ParseLimitError || err instanceof SyntaxParseError)
+      throw new CliError(`error parsing ${source}: ${err.message}`);
+    throw err;
+  }
   const out: Record<string, unknown>[] = [];
-  for (const doc of Array.isArray(docs) ? docs : [docs]) {
-    if (doc.errors.length) throw new CliError(`error parsing ${source}: ${doc.errors[0].message}`);
-    const value: unknown = doc.toJS({ maxAliasCount: 50 });
+  for (const value of docs) {
     if (value === null || value === undefined) continue;
     if (typeof value !== 'object' || Array.isArray(value)) {
       throw new CliError(

@@ -16,6 +16,7 @@ import type { ControllerConfig } from './controllers/types.js';
 import { startMetricsServer, type MetricsServer } from './metrics.js';
 import { NodeCredentialRevoker } from './nodecredentials.js';
 import { ensurePki, type Pki } from './grpc/pki.js';
+import type { ServerLimits } from './grpc/limits.js';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/server.js';
 import { TokenStore } from './grpc/tokens.js';
 import { TunnelRegistry } from './grpc/tunnel.js';
@@ -58,6 +59,8 @@ export interface ControlPlaneOptions {
    * initial events) before its watch is ended (default 64 MiB).
    */
   watchBufferBytes?: number;
+  /** What one gRPC client may hold: connections, streams, turns at large lists (grpc/limits.ts). */
+  serverLimits?: Partial<ServerLimits>;
 }
 
 export const SYSTEM_IDENTITY: Identity = { name: 'system:kube-controller-manager', role: 'admin' };
@@ -117,6 +120,8 @@ export class ControlPlane {
         tunnels,
         logger: logger.child({ component: 'grpc' }),
         watchBufferBytes: options.watchBufferBytes,
+        limits: options.serverLimits,
+        clock,
       });
       const metrics = new Registry();
       collectDefaultMetrics({ register: metrics });
@@ -157,6 +162,8 @@ export class ControlPlane {
         : undefined;
       const revoker = new NodeCredentialRevoker(inProcessClient(api, SYSTEM_IDENTITY), tokens, clock, logger);
       await revoker.start();
+      // Replicas sharing the data folder: their deletions end this server's streams too.
+      tokens.startWatchingFiles(realClock);
       return new ControlPlane(
         options,
         storage,
@@ -199,6 +206,7 @@ export class ControlPlane {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.revoker.stop();
+      this.tokens.stopWatchingFiles();
       await this.controllerManager?.stop();
       await this.metricsServer?.close();
       const closing = this.grpc.close();

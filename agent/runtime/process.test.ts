@@ -9,7 +9,7 @@ import { FakeClock, realClock, type Clock } from '../../client/util/clock.js';
 import { quietLogger, type Logger } from '../logger.js';
 import { LogStore } from './logs.js';
 import { containerEnv, ProcessRuntime, type InstanceState } from './process.js';
-import { isSameProcess, processInfo, processStartTime } from './procfs.js';
+import { isSameProcess, processInfo, processStartTime } from '../../client/util/procfs.js';
 import type { ContainerSpec, RunningContainer } from './types.js';
 import { wrapperInvocation } from './wrapper.js';
 

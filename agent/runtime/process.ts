@@ -2,7 +2,8 @@
  * The process runtime: each container is a plain process on the node, started under the exit
  * wrapper (wrapper.ts) in its own session and process group, with its stdout and stderr going
  * straight to its log file (logs.ts). Processes outlive the agent: a restarted agent re-adopts
- * them by pid + start time (procfs.ts) and learns how they ended from the wrapper's exit file.
+ * them by pid + start time (client/util/procfs.ts) and learns how they ended from the wrapper's
+ * exit file.
  *
  * Per instance, next to its log (layout.ts): `<n>.json`, written atomically once the process
  * runs — { pid, startTime, startedAt, argv, … } — and rewritten with `exit` once its end is
@@ -41,7 +42,7 @@ import {
   writeFileAtomic,
 } from './layout.js';
 import type { LogStore } from './logs.js';
-import { isSameProcess, processStartTime } from './procfs.js';
+import { isSameProcess, processStartTime } from '../../client/util/procfs.js';
 import type { ContainerExit, ContainerSpec, RunningContainer, Runtime } from './types.js';
 import {
   parseExitFile,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import mergePatch from 'json-merge-patch';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { ApiError, isApiError } from '../../client/api/errors.js';
 import type { KindName } from '../../client/api/types.js';
 import { formatFieldError } from '../../client/api/validation.js';
@@ -18,7 +18,7 @@ import { verb } from '../command.js';
 import { CliError, formatError } from '../errors.js';
 import { namespaceFor } from '../fetch.js';
 import type { Io } from '../io.js';
-import { toManifest } from '../manifests.js';
+import { parseDocuments, toManifest } from '../manifests.js';
 import { forDisplay } from '../print/output.js';
 import { objectRef, parseResourceArgs, qualifiedKind } from '../resources.js';
 import type { Session } from '../session.js';
@@ -93,8 +93,10 @@ async function editOne(session: Session, kind: KindName, name: string, namespace
       body = edited;
       let patch: object | undefined;
       try {
-        const parsed = parse(edited) as Record<string, unknown>;
-        const object = toManifest(parsed, file).object;
+        const parsed = parseDocuments(edited, file);
+        if (parsed.length !== 1)
+          throw new CliError(`${file} must hold exactly one object (it holds ${parsed.length})`);
+        const object = toManifest(parsed[0], file).object;
         patch = mergePatch.generate(shown, forDisplay(info, object)) as object | undefined;
       } catch (err) {
         errors = errorComment(ref, err);

@@ -84,19 +84,74 @@ export interface ErrorDetails {
   retryAfterSeconds?: number;
 }
 
+/**
+ * How much of a client's input an error may repeat. A request naming a megabyte-long kind,
+ * name or selector must not get a megabyte back (over gRPC the status travels in a trailer,
+ * which has to stay small), and a document with thousands of faults gets the first of them.
+ */
+const MAX_MESSAGE_CHARS = 2000;
+const MAX_CAUSES = 50;
+const MAX_CAUSE_FIELD_CHARS = 256;
+const MAX_CAUSE_MESSAGE_CHARS = 400;
+const MAX_CAUSE_VALUE_CHARS = 200;
+/** Longer than any Kubernetes name (253), so names are repeated whole. */
+const MAX_NAME_CHARS = 300;
+
+/** `s`, or its start and how much was left out when it is longer than `max`. */
+export function echo(s: string, max = 100): string {
+  return s.length <= max ? s : `${s.slice(0, max)}…(${s.length - max} more characters)`;
+}
+
+function boundedValue(value: unknown): unknown {
+  if (typeof value === 'string') return echo(value, MAX_CAUSE_VALUE_CHARS);
+  if (typeof value !== 'object' || value === null) return value;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    return '(a value that cannot be shown)';
+  }
+  return json === undefined || json.length <= MAX_CAUSE_VALUE_CHARS
+    ? value
+    : echo(json, MAX_CAUSE_VALUE_CHARS);
+}
+
+function boundedCause(c: FieldError): FieldError {
+  const out: FieldError = {
+    field: echo(c.field ?? '', MAX_CAUSE_FIELD_CHARS),
+    type: c.type,
+    message: echo(c.message ?? '', MAX_CAUSE_MESSAGE_CHARS),
+  };
+  if (Object.prototype.hasOwnProperty.call(c, 'value')) out.value = boundedValue(c.value);
+  return out;
+}
+
+function boundedDetails(details: ErrorDetails): ErrorDetails {
+  const out: ErrorDetails = { ...details };
+  for (const k of ['kind', 'name', 'namespace'] as const) {
+    const v = out[k];
+    if (typeof v === 'string') out[k] = echo(v, MAX_NAME_CHARS);
+    else if (v !== undefined) delete out[k];
+  }
+  if (details.causes) out.causes = details.causes.slice(0, MAX_CAUSES).map(boundedCause);
+  return out;
+}
+
 export class ApiError extends Error {
   readonly code: number;
   readonly causes: FieldError[];
+  readonly details: ErrorDetails;
 
   constructor(
     readonly reason: Reason,
     message: string,
-    readonly details: ErrorDetails = {},
+    details: ErrorDetails = {},
   ) {
-    super(message);
+    super(echo(String(message), MAX_MESSAGE_CHARS));
     this.name = 'ApiError';
-    this.code = codeOfReason[reason];
-    this.causes = details.causes ?? [];
+    this.code = codeOfReason[reason] ?? GrpcCode.INTERNAL;
+    this.details = boundedDetails(details);
+    this.causes = this.details.causes ?? [];
   }
 
   /** The JSON carried beside the gRPC status (metadata `kubelab-status-bin`). */
@@ -125,11 +180,27 @@ export const isConflict = (err: unknown): boolean => isApiError(err, 'Conflict')
 export const isExpired = (err: unknown): boolean => isApiError(err, 'Expired');
 
 export function notFound(kind: string, name: string, namespace?: string): ApiError {
-  const where = namespace ? ` in namespace "${namespace}"` : '';
-  return new ApiError('NotFound', `${kind} "${name}" not found${where}`, { kind, name, namespace });
+  const where = namespace ? ` in namespace "${echo(namespace)}"` : '';
+  return new ApiError('NotFound', `${echo(kind)} "${echo(name, MAX_NAME_CHARS)}" not found${where}`, {
+    kind,
+    name,
+    namespace,
+  });
 }
 
+/** Lines of causes the message lists; every cause (up to MAX_CAUSES) is in `causes`. */
+const MAX_CAUSE_LINES = 20;
+
 export function invalid(kind: string, name: string, causes: FieldError[]): ApiError {
-  const lines = causes.map((c) => `  ${formatFieldError(c)}`).join('\n');
-  return new ApiError('Invalid', `${kind} "${name}" is invalid:\n${lines}`, { kind, name, causes });
+  const shown = causes.slice(0, MAX_CAUSE_LINES).map((c) => `  ${formatFieldError(boundedCause(c))}`);
+  if (causes.length > MAX_CAUSE_LINES) shown.push(`  … and ${causes.length - MAX_CAUSE_LINES} more`);
+  return new ApiError(
+    'Invalid',
+    `${echo(kind)} "${echo(name, MAX_NAME_CHARS)}" is invalid:\n${shown.join('\n')}`,
+    {
+      kind,
+      name,
+      causes,
+    },
+  );
 }

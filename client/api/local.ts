@@ -26,6 +26,11 @@ export interface Identity {
   role: Role;
   /** For role "node": the node this credential belongs to. */
   nodeName?: string;
+  /**
+   * The id of the bearer token this identity was proven with (absent for the control plane's
+   * own identities): what is opened with it registers for the token's revocation.
+   */
+  tokenId?: string;
 }
 
 export interface WriteRequest {
@@ -37,6 +42,12 @@ export interface WriteRequest {
   manifest?: string;
   namespace?: string;
   dryRun?: boolean;
+  /**
+   * The kind and name the request names apart from its object, as a Kubernetes URL does: the
+   * apiserver authorizes from them before it reads a manifest, and the object must match.
+   */
+  kind?: string;
+  name?: string;
 }
 
 export interface LocalWatchSink {

@@ -8,6 +8,7 @@ import {
   BootstrapService,
   TokensService,
   type GetVersionResponse,
+  type JoinRequest,
   type JoinResponse,
   type Token,
 } from '../../proto/gen/kubelab/v1/cluster.js';
@@ -85,8 +86,23 @@ export interface JoinResult {
   nodeName: string;
 }
 
+export interface JoinOptions {
+  /**
+   * This machine's node password (k3s's): proves a join under a name that already has a
+   * credential comes from the machine holding it. The server keeps only a hash.
+   */
+  nodePassword?: string;
+  /** Take the name over even though another machine holds it (its credential is revoked). */
+  force?: boolean;
+}
+
 /** Joins `nodeName` to the cluster at `server` with a join token. */
-export async function joinCluster(server: string, joinToken: string, nodeName: string): Promise<JoinResult> {
+export async function joinCluster(
+  server: string,
+  joinToken: string,
+  nodeName: string,
+  options: JoinOptions = {},
+): Promise<JoinResult> {
   const pin = parseJoinToken(joinToken);
   const caPem = await fetchClusterCA(server);
   const actual = caHashOf(caPem);
@@ -102,7 +118,11 @@ export async function joinCluster(server: string, joinToken: string, nodeName: s
     'kubelab.v1.Bootstrap',
   );
   try {
-    const res = await conn.unary<{ nodeName: string }, JoinResponse>('join', { nodeName });
+    const res = await conn.unary<JoinRequest, JoinResponse>('join', {
+      nodeName,
+      nodePassword: options.nodePassword ?? '',
+      force: options.force ?? false,
+    });
     return { caPem, token: res.token ?? '', nodeName: res.nodeName ?? nodeName };
   } catch (err) {
     if (err instanceof ApiError && err.reason === 'Unauthorized') {

@@ -30,13 +30,17 @@ function objectIn(o: ApiObject | undefined): KubeObject {
   return u.object;
 }
 
+/** A write as sent: the object (or manifest) with its kind, namespace and name beside it. */
 function wireWrite(req: WriteRequest): {
   object?: ApiObject;
   manifest: string;
   namespace: string;
   dryRun: boolean;
+  kind: string;
+  name: string;
 } {
   let object: ApiObject | undefined;
+  let kind = req.kind ?? '';
   if (req.object) {
     const info = resolveKind(req.wireKind ?? req.object.kind ?? '');
     if (!info)
@@ -45,12 +49,15 @@ function wireWrite(req: WriteRequest): {
         `the object has no known kind (${req.object.kind}); set kind and apiVersion`,
       );
     object = toApiObject(info, req.object);
+    kind ||= info.kind;
   }
   return {
     ...(object ? { object } : {}),
     manifest: req.manifest ?? '',
-    namespace: req.namespace ?? '',
+    namespace: req.namespace || req.object?.metadata?.namespace || '',
     dryRun: req.dryRun ?? false,
+    kind,
+    name: req.name || req.object?.metadata?.name || '',
   };
 }
 

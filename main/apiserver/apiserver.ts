@@ -5,8 +5,8 @@
  * reads and watches are served from the watch cache.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, invalid, notFound } from '../../client/api/errors.js';
-import type { KindInfo } from '../../client/api/kinds.js';
+import { ApiError, echo, invalid, notFound } from '../../client/api/errors.js';
+import { knownKinds, resolveKind, type KindInfo } from '../../client/api/kinds.js';
 import { fieldNames } from '../../client/api/schema.js';
 import type {
   Identity,
@@ -41,13 +41,14 @@ import { clone, deepEqual } from '../../client/util/objects.js';
 import type { Logger } from '../logging.js';
 import { isStorageError, StorageError, type KeyValue, type Storage } from '../storage/types.js';
 import { admitCreate, admitDelete, PROTECTED_NAMESPACES, type AdmissionContext } from './admission.js';
-import { roleAuthorizer, type Authorizer } from './auth.js';
+import { cannotWrite, roleAuthorizer, type Authorizer, type RequestAttributes } from './auth.js';
 import { Cacher } from './cacher.js';
 import { decodeStored, encodeForStore, kindPrefix, objectKey } from './codec.js';
 import { EventExpiry } from './eventttl.js';
-import { DEFAULT_MAX_OBJECT_BYTES, intakeObject, tooLarge } from './intake.js';
+import { DEFAULT_MAX_OBJECT_BYTES, intakeObject, tooLarge, type Intake } from './intake.js';
+import { ManifestReader, parseApiError } from './manifests.js';
 import { nodeCanRead, nodeRestriction } from './noderestriction.js';
-import { applyPatch } from './patch.js';
+import { applyPatch, readPatch } from './patch.js';
 import {
   chooseContainer,
   notScheduled,
@@ -61,6 +62,7 @@ import {
   decodeContinue,
   encodeContinue,
   fieldSelectorOf,
+  invalidContinue,
   kindOf,
   labelSelectorOf,
   propagationPolicyOf,
@@ -109,6 +111,8 @@ export class ApiServer implements LocalApi {
   /** The watch caches of the kinds kept in memory only (NodeMetrics). */
   readonly memoryCacher: Cacher;
   readonly eventExpiry: EventExpiry;
+  /** Reads manifests sent as text, within the parse limits (the GUI's Apply reads through it too). */
+  readonly manifests = new ManifestReader();
   private readonly storage: Storage;
   private readonly memoryStorage: Storage;
   private readonly clock: Clock;
@@ -223,6 +227,8 @@ export class ApiServer implements LocalApi {
       const strategy = this.strategyOf(req.kind);
       const info = strategy.info;
       const namespace = info.namespaced && req.namespace ? req.namespace : undefined;
+      // A credential that may not list this kind at all is refused before its selectors are parsed.
+      this.authorize(id, { verb: 'list', info, namespace, partial: true });
       const filter = this.filterOf(strategy, namespace, req.labelSelector, req.fieldSelector);
       this.authorize(id, { verb: 'list', info, namespace, fieldSelector: filter.fields });
       const limit = req.limit ?? 0;
@@ -308,6 +314,13 @@ export class ApiServer implements LocalApi {
             'the continue token or resourceVersion is too old to give a consistent list (history was compacted); list again from the start',
           );
         }
+        // A revision the store has not reached is the client's doing, not an outage: answering
+        // UNAVAILABLE would have clients retry it forever. A continue token (`after`) names a
+        // revision this server listed at, so a later one was forged; an Exact list asked for a
+        // revision no write has made yet (the store is the authority, so waiting would not help).
+        const current = isStorageError(err, 'Unavailable') ? await revisionIfUp(storage) : undefined;
+        if (current !== undefined && revision > current)
+          throw after !== undefined ? invalidContinue() : exactBeyondStore(revision, current);
         throw err;
       }
       for (let i = 0; i < page.items.length; i++) {
@@ -341,6 +354,7 @@ export class ApiServer implements LocalApi {
       const strategy = this.strategyOf(req.kind);
       const info = strategy.info;
       const namespace = info.namespaced && req.namespace ? req.namespace : undefined;
+      this.authorize(id, { verb: 'watch', info, namespace, partial: true });
       const filter = this.filterOf(strategy, namespace, req.labelSelector, req.fieldSelector);
       this.authorize(id, { verb: 'watch', info, namespace, fieldSelector: filter.fields });
       const rv = resourceVersionOf(req.resourceVersion);
@@ -447,9 +461,85 @@ export class ApiServer implements LocalApi {
 
   // ================================================================== writes
 
+  /**
+   * Authorization from what a write request names before its object is read — the kind (the
+   * request's `kind`, the wire's typed field, or a typed object's own), the namespace and the
+   * name when given — as Kubernetes authorizes a request's URL before it decodes the body. A
+   * credential that may not write what the request names never costs a parse; everything is
+   * checked again once the object is read.
+   */
+  authorizeEnvelope(
+    id: Identity,
+    verb: 'create' | 'update',
+    req: WriteRequest,
+    subresource?: 'status',
+  ): void {
+    const meta = req.object?.metadata;
+    const stringOr = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+    const kindName = req.kind || req.wireKind || stringOr(req.object?.kind);
+    // A typed object's namespace is known (its own, else the request's, else "default"); a
+    // manifest's is not until it is read.
+    const namespace = req.namespace || stringOr(meta?.namespace) || (req.object ? 'default' : undefined);
+    const name = req.name || stringOr(meta?.name);
+    const attrsFor = (info: KindInfo): RequestAttributes => ({
+      verb,
+      info,
+      namespace: info.namespaced ? namespace : undefined,
+      name,
+      subresource,
+      partial: true,
+    });
+    if (kindName) {
+      const info = resolveKind(kindName);
+      if (!info)
+        throw new ApiError(
+          'BadRequest',
+          `unknown kind "${echo(kindName)}"; this server serves: ${knownKinds()}`,
+        );
+      this.authorize(id, attrsFor(info));
+      return;
+    }
+    const refusedRole = cannotWrite(id.role);
+    if (refusedRole)
+      throw new ApiError('Forbidden', `user "${echo(id.name)}" cannot ${verb} objects: ${refusedRole}`);
+    for (const strategy of this.registry.all()) {
+      try {
+        this.authorize(id, attrsFor(strategy.info));
+      } catch {
+        throw new ApiError(
+          'Forbidden',
+          `user "${echo(id.name)}" may ${verb} only some kinds, and a manifest is not read before its request is authorized: name the manifest's kind in the request (its kind field)`,
+        );
+      }
+    }
+  }
+
+  /** The object a write carries: read from its manifest within the parse limits, or as sent; then schema-checked. */
+  private async intake(req: WriteRequest): Promise<Intake> {
+    const fromManifest = req.manifest !== undefined && req.manifest !== '';
+    if (fromManifest && req.object)
+      throw new ApiError('BadRequest', 'send either object or manifest, not both');
+    const raw = fromManifest
+      ? await this.manifests.readObject(req.manifest!)
+      : (req.object as Record<string, unknown> | undefined);
+    const intake = intakeObject(
+      { raw, wireKind: req.kind || req.wireKind, fromManifest },
+      this.maxObjectBytes,
+    );
+    const name = intake.object.metadata?.name;
+    if (req.name && name && req.name !== name) {
+      throw new ApiError(
+        'BadRequest',
+        `the request names "${echo(req.name)}" but the object is named "${echo(name)}"; send the same name in both`,
+      );
+    }
+    return intake;
+  }
+
   async create(id: Identity, req: WriteRequest): Promise<KubeObject> {
     return this.guard(async () => {
-      const { info, object: obj } = intakeObject(req, this.maxObjectBytes);
+      this.authorizeEnvelope(id, 'create', req);
+      const { info, object: obj } = await this.intake(req);
       const strategy = this.registry.get(info);
       const meta: ObjectMeta = (obj.metadata ??= {});
       const namespace = this.namespaceForWrite(info, meta, req.namespace);
@@ -519,7 +609,8 @@ export class ApiServer implements LocalApi {
   }
 
   private async replace(id: Identity, req: WriteRequest, subresource: '' | 'status'): Promise<KubeObject> {
-    const { info, object: incoming } = intakeObject(req, this.maxObjectBytes);
+    this.authorizeEnvelope(id, 'update', req, subresource || undefined);
+    const { info, object: incoming } = await this.intake(req);
     const strategy = this.registry.get(info);
     if (subresource === 'status' && !info.hasStatus) {
       throw new ApiError('NotFound', `${info.plural} have no status subresource; use Update`);
@@ -564,6 +655,7 @@ export class ApiServer implements LocalApi {
       const meta = binding.metadata ?? {};
       const namespace = this.namespaceOf(info, meta.namespace || req.namespace);
       const name = this.requireName(info, meta.name);
+      this.authorize(id, { verb: 'create', info, namespace, name, subresource: 'binding' });
       const target = binding.target ?? {};
       const errors: FieldError[] = [];
       if (target.kind && target.kind !== 'Node') {
@@ -574,7 +666,6 @@ export class ApiServer implements LocalApi {
         for (const m of isDNS1123Subdomain(target.name))
           errors.push(invalidField('target.name', target.name, m));
       if (errors.length) throw invalid('Binding', name, errors);
-      this.authorize(id, { verb: 'create', info, namespace, name, subresource: 'binding' });
       return this.guaranteedUpdate(
         id,
         strategy,
@@ -632,15 +723,13 @@ export class ApiServer implements LocalApi {
       if (subresource === 'status' && !info.hasStatus)
         throw new ApiError('NotFound', `${info.plural} have no status subresource`);
       this.authorize(id, { verb: 'patch', info, namespace, name, subresource: subresource || undefined });
-      const patchText = req.patch ?? '';
-      if (patchText.length > this.maxObjectBytes) throw tooLarge(patchText.length, this.maxObjectBytes);
+      const patchType = req.patchType ?? '';
       let document: unknown;
       try {
-        document = JSON.parse(patchText);
+        document = readPatch(patchType, req.patch ?? '');
       } catch (err) {
-        throw new ApiError('BadRequest', `the patch is not valid JSON: ${(err as Error).message}`);
+        throw parseApiError(err);
       }
-      const patchType = req.patchType ?? '';
       const pinned = pinnedResourceVersion(patchType, document);
       return this.guaranteedUpdate(
         id,
@@ -653,7 +742,7 @@ export class ApiServer implements LocalApi {
         (current) => {
           const patched = applyPatch(patchType, clone(current), document);
           const { object } = intakeObject(
-            { object: patched as KubeObject, wireKind: info.kind },
+            { raw: patched as Record<string, unknown>, wireKind: info.kind },
             this.maxObjectBytes,
           );
           const m = (object.metadata ??= {});
@@ -1048,6 +1137,23 @@ function conflict(info: KindInfo, name: string, why: string): ApiError {
     kind: info.kind,
     name,
   });
+}
+
+/** The store's current revision, or undefined when it cannot answer (the caller's error stands). */
+async function revisionIfUp(storage: Storage): Promise<number | undefined> {
+  try {
+    return await storage.currentRevision();
+  } catch {
+    return undefined;
+  }
+}
+
+/** An Exact list at a revision the store has not reached: Kubernetes' words, without its retry. */
+function exactBeyondStore(rv: number, current: number): ApiError {
+  return new ApiError(
+    'BadRequest',
+    `too large resource version: ${rv}, current: ${current}; resourceVersionMatch=Exact needs a resourceVersion the server returned (list without resourceVersion for the latest)`,
+  );
 }
 
 function tooLargeResourceVersion(rv: number): ApiError {

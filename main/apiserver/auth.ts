@@ -2,7 +2,7 @@
  * Authorization by role (DESIGN.md §7): admin may do anything, viewer may only read. The
  * node role's narrower rules live with the node authorizer.
  */
-import { ApiError } from '../../client/api/errors.js';
+import { ApiError, echo } from '../../client/api/errors.js';
 import type { KindInfo } from '../../client/api/kinds.js';
 import type { Identity } from '../../client/api/local.js';
 import type { FieldSelector } from '../../client/api/selectors.js';
@@ -18,6 +18,11 @@ export interface RequestAttributes {
   subresource?: string;
   /** For list and watch: the field selector sent (the node authorizer needs it pinned). */
   fieldSelector?: FieldSelector;
+  /**
+   * Deciding from a write's envelope, before its object is read: a namespace or name left
+   * undefined is not known yet, and is checked once it is.
+   */
+  partial?: boolean;
 }
 
 export const READ_VERBS: readonly Verb[] = ['get', 'list', 'watch'];
@@ -26,14 +31,14 @@ export function forbidden(id: Identity, attrs: RequestAttributes, why: string): 
   const resource = attrs.subresource ? `${attrs.info.plural}/${attrs.subresource}` : attrs.info.plural;
   const where =
     attrs.info.namespaced && attrs.namespace
-      ? ` in namespace "${attrs.namespace}"`
-      : attrs.info.namespaced
+      ? ` in namespace "${echo(attrs.namespace)}"`
+      : attrs.info.namespaced && !attrs.partial
         ? ' across all namespaces'
         : '';
-  const target = attrs.name ? ` "${attrs.name}"` : '';
+  const target = attrs.name ? ` "${echo(attrs.name, 300)}"` : '';
   return new ApiError(
     'Forbidden',
-    `${resource}${target} is forbidden: user "${id.name}" cannot ${attrs.verb} resource "${resource}"${where}: ${why}`,
+    `${resource}${target} is forbidden: user "${echo(id.name)}" cannot ${attrs.verb} resource "${resource}"${where}: ${why}`,
     { kind: attrs.info.kind, name: attrs.name, namespace: attrs.namespace },
   );
 }
@@ -41,20 +46,30 @@ export function forbidden(id: Identity, attrs: RequestAttributes, why: string): 
 /** Decides on the request line alone; object-level rules for nodes run in admission. */
 export type Authorizer = (id: Identity, attrs: RequestAttributes) => void;
 
+/** Why a role may not write at all, whatever the kind (undefined: it may write something). */
+export function cannotWrite(role: Identity['role']): string | undefined {
+  switch (role) {
+    case 'viewer':
+      return 'the viewer role may only get, list and watch; use an admin token to make changes';
+    case 'join':
+      return 'a join token can only join a node: start kubelab-agent with it';
+    default:
+      return undefined;
+  }
+}
+
 export const roleAuthorizer: Authorizer = (id, attrs) => {
   switch (id.role) {
     case 'admin':
       return;
     case 'viewer':
       if (READ_VERBS.includes(attrs.verb)) return;
-      throw forbidden(
-        id,
-        attrs,
-        'the viewer role may only get, list and watch; use an admin token to make changes',
-      );
+      throw forbidden(id, attrs, cannotWrite('viewer')!);
     case 'node':
       return nodeAuthorizer(id, attrs);
     case 'join':
-      throw forbidden(id, attrs, 'a join token can only join a node: start kubelab-agent with it');
+      throw forbidden(id, attrs, cannotWrite('join')!);
+    default:
+      throw forbidden(id, attrs, 'this credential has no role the server knows');
   }
 };

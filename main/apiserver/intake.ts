@@ -1,15 +1,17 @@
 /**
- * Turns what a client sent (a typed object, or a JSON/YAML manifest) into a canonical object
- * of a known kind: the kind and apiVersion checked, every unknown or mistyped field reported
- * with its path, the size bounded. Nothing reaches the registry without passing here.
+ * Turns what a client sent (a typed object, or a manifest already read by ManifestReader)
+ * into a canonical object of a known kind: the kind and apiVersion checked, every unknown or
+ * mistyped field reported with its path, the size and shape bounded. Nothing reaches the
+ * registry without passing here.
  */
-import { parseAllDocuments } from 'yaml';
-import { ApiError, invalid } from '../../client/api/errors.js';
+import { ApiError, echo, invalid } from '../../client/api/errors.js';
 import { resolveKind, knownKinds, type KindInfo } from '../../client/api/kinds.js';
-import type { WriteRequest } from '../../client/api/local.js';
 import { checkMessage } from '../../client/api/schema.js';
 import type { KubeObject } from '../../client/api/types.js';
 import type { FieldError } from '../../client/api/validation.js';
+import { DEFAULT_PARSE_LIMITS } from '../../client/parse/limits.js';
+import { checkValueLimits } from '../../client/parse/measure.js';
+import { parseApiError } from './manifests.js';
 
 export const DEFAULT_MAX_OBJECT_BYTES = 1_572_864; // 1.5 MiB, etcd's default value limit
 
@@ -20,69 +22,46 @@ export function tooLarge(size: number, limit: number): ApiError {
   );
 }
 
-function parseManifest(manifest: string, limit: number): Record<string, unknown> {
-  if (manifest.length > limit * 2) throw tooLarge(manifest.length, limit);
-  let docs;
-  try {
-    docs = parseAllDocuments(manifest, { uniqueKeys: true, prettyErrors: true });
-  } catch (err) {
-    throw new ApiError('BadRequest', `the manifest is not valid YAML or JSON: ${(err as Error).message}`);
-  }
-  const list = Array.isArray(docs) ? docs : [docs];
-  const nonEmpty = list.filter((d) => d.contents !== null);
-  if (nonEmpty.length !== 1) {
-    throw new ApiError(
-      'BadRequest',
-      `the manifest holds ${nonEmpty.length} documents; send exactly one per request`,
-    );
-  }
-  const doc = nonEmpty[0];
-  if (doc.errors.length) {
-    const e = doc.errors[0];
-    throw new ApiError('BadRequest', `the manifest is not valid YAML or JSON: ${e.message}`);
-  }
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: 50 });
-  } catch (err) {
-    throw new ApiError('BadRequest', `the manifest cannot be read: ${(err as Error).message}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ApiError('BadRequest', 'the manifest must be an object with apiVersion, kind and metadata');
-  }
-  return value as Record<string, unknown>;
-}
-
 export interface Intake {
   info: KindInfo;
   object: KubeObject;
 }
 
-export function intakeObject(req: WriteRequest, limit: number): Intake {
-  const fromManifest = req.manifest !== undefined && req.manifest !== '';
-  if (fromManifest && req.object)
-    throw new ApiError('BadRequest', 'send either object or manifest, not both');
-  const raw: Record<string, unknown> | undefined = fromManifest
-    ? parseManifest(req.manifest!, limit)
-    : (req.object as Record<string, unknown> | undefined);
-  if (!raw) throw new ApiError('BadRequest', 'the request carries no object; set object or manifest');
+export interface IntakeSource {
+  /** The object as sent: typed, or read from a manifest. */
+  raw: Record<string, unknown> | undefined;
+  /** The kind the request names (its envelope, or the wire's typed field). */
+  wireKind?: string;
+  /** Read from a manifest: apiVersion and kind must be spelled out. */
+  fromManifest?: boolean;
+}
 
-  const kindName = typeof raw.kind === 'string' && raw.kind ? raw.kind : req.wireKind;
+export function intakeObject(source: IntakeSource, limit: number): Intake {
+  const { raw, wireKind, fromManifest } = source;
+  if (!raw) throw new ApiError('BadRequest', 'the request carries no object; set object or manifest');
+  // A typed object handed over in-process has not been through a parser's limits.
+  try {
+    checkValueLimits(raw, DEFAULT_PARSE_LIMITS);
+  } catch (err) {
+    throw parseApiError(err);
+  }
+
+  const kindName = typeof raw.kind === 'string' && raw.kind ? raw.kind : wireKind;
   if (!kindName) throw new ApiError('BadRequest', `kind is required; one of: ${knownKinds()}`);
   const info = resolveKind(kindName);
   if (!info || (typeof raw.kind === 'string' && raw.kind && raw.kind !== info.kind)) {
-    throw new ApiError('BadRequest', `unknown kind "${kindName}"; this server serves: ${knownKinds()}`);
+    throw new ApiError('BadRequest', `unknown kind "${echo(kindName)}"; this server serves: ${knownKinds()}`);
   }
-  if (req.wireKind && resolveKind(req.wireKind) !== info) {
+  if (wireKind && resolveKind(wireKind) !== info) {
     throw new ApiError(
       'BadRequest',
-      `the object says kind "${String(raw.kind)}" but was sent as ${req.wireKind}`,
+      `the object says kind "${echo(String(raw.kind))}" but was sent as ${echo(wireKind)}`,
     );
   }
   if (raw.apiVersion !== undefined && raw.apiVersion !== info.apiVersion) {
     throw new ApiError(
       'BadRequest',
-      `no kind "${info.kind}" is registered for apiVersion "${String(raw.apiVersion)}"; use apiVersion "${info.apiVersion}"`,
+      `no kind "${info.kind}" is registered for apiVersion "${echo(String(raw.apiVersion))}"; use apiVersion "${info.apiVersion}"`,
     );
   }
   if (fromManifest && raw.apiVersion === undefined) {

@@ -9,8 +9,12 @@ import type { Identity } from '../../client/api/local.js';
 import { forbidden, type RequestAttributes } from './auth.js';
 import { NODE_LEASE_NAMESPACE } from '../../client/api/wellknown.js';
 
-/** The field selector pins `field` to `value` (so a list or watch sees only that). */
+/**
+ * The field selector pins `field` to `value` (so a list or watch sees only that); before the
+ * selector is parsed (an envelope check) it may still.
+ */
 function pins(attrs: RequestAttributes, field: string, value: string): boolean {
+  if (attrs.partial && attrs.fieldSelector === undefined) return true;
   return (
     attrs.fieldSelector?.requirements.some(
       (r) => r.field === field && r.operator === '=' && r.value === value,
@@ -27,7 +31,7 @@ export function nodeAuthorizer(id: Identity, attrs: RequestAttributes): void {
     if (attrs.verb === 'list' || attrs.verb === 'watch') {
       if (!pins(attrs, 'metadata.name', self))
         deny(`nodes may only ${attrs.verb} with fieldSelector metadata.name=${self}`);
-    } else if (attrs.name !== self) {
+    } else if (attrs.name !== self && !(attrs.partial && attrs.name === undefined)) {
       deny(`node "${self}" may not ${attrs.verb} ${attrs.info.plural} "${attrs.name ?? ''}"`);
     }
   };
@@ -42,7 +46,7 @@ export function nodeAuthorizer(id: Identity, attrs: RequestAttributes): void {
       if (attrs.verb === 'delete') return deny('nodes may not delete metrics');
       return ownByName();
     case 'Lease':
-      if (attrs.namespace !== NODE_LEASE_NAMESPACE)
+      if (attrs.namespace !== NODE_LEASE_NAMESPACE && !(attrs.partial && attrs.namespace === undefined))
         return deny(`node leases live in namespace ${NODE_LEASE_NAMESPACE}`);
       if (attrs.verb === 'delete') return deny('nodes may not delete leases');
       return ownByName();

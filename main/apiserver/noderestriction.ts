@@ -1,7 +1,8 @@
 /**
  * NodeRestriction (Kubernetes' admission plugin): what a node credential may write, checked
- * against the objects themselves. A node may change its own Node's status and its labels
- * outside the reserved prefixes (never its spec once registered), the status of pods bound to
+ * against the objects themselves — on an update, against the stored object as well as the new
+ * one. A node may change its own Node's status and its labels outside the reserved prefixes
+ * (never its spec once registered), its own Lease and NodeMetrics, the status of pods bound to
  * it, delete those pods once stopped, and record events about itself and its pods.
  */
 import { ApiError } from '../../client/api/errors.js';
@@ -9,6 +10,7 @@ import { kindInfo, type KindInfo } from '../../client/api/kinds.js';
 import type { Identity } from '../../client/api/local.js';
 import type { Event, KubeObject, Node, Pod } from '../../client/api/types.js';
 import { deepEqual } from '../../client/util/objects.js';
+import { NODE_LEASE_NAMESPACE } from '../../client/api/wellknown.js';
 import type { AdmissionContext } from './admission.js';
 
 /** Labels in the kubernetes.io and k8s.io namespaces that a node may set on itself. */
@@ -63,41 +65,71 @@ async function podBoundHere(
   return pod?.spec?.nodeName === ctx.id.nodeName;
 }
 
+/** An object named in an error: at most a line of it, since admission runs before validation. */
+function shown(value: string | undefined): string {
+  const text = value ?? '';
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
 export async function nodeRestriction(ctx: AdmissionContext): Promise<void> {
-  const { id, info, op } = ctx;
-  if (id.role !== 'node') return;
+  if (ctx.id.role !== 'node') return;
+  if (!ctx.id.nodeName)
+    throw denied(ctx.id, 'write anything: its credential names no node; join the node again');
+  // An update (or patch, or status write) must leave the object the node's both before and
+  // after: checking only the new one would let node A rewrite an event about node B into one
+  // about itself, and checking only the old one would let it hand its objects to B. Kubernetes'
+  // NodeRestriction checks the stored pod on status writes the same way.
+  const states = ctx.op === 'update' && ctx.old ? [ctx.old, ctx.object] : [ctx.object];
+  for (const object of states) await requireOwn(ctx, object);
+  if (ctx.info.kind === 'Node' && ctx.op !== 'delete') restrictNodeChanges(ctx);
+}
+
+/** The object is one the node may write: its own Node, Lease or NodeMetrics, a pod bound to it, an event about either. */
+async function requireOwn(ctx: AdmissionContext, object: KubeObject): Promise<void> {
+  const { id, op } = ctx;
   const self = id.nodeName;
-  switch (info.kind) {
-    case 'Node': {
-      const node = ctx.object as Node;
-      if (node.metadata?.name !== self) throw denied(id, `write Node "${node.metadata?.name}"`);
-      const old = ctx.old as Node | undefined;
-      const changed = labelChanges(old?.metadata?.labels, node.metadata?.labels).filter(
-        (k) => !isNodeSettableLabel(k),
-      );
-      if (changed.length) throw denied(id, `set the reserved labels ${changed.join(', ')}`);
-      if (op === 'update' && ctx.subresource !== 'status' && !deepEqual(old?.spec, node.spec)) {
-        throw denied(id, 'change its own spec (taints, unschedulable) after registering; an admin does that');
-      }
+  const name = object.metadata?.name;
+  switch (ctx.info.kind) {
+    case 'Node':
+    case 'NodeMetrics':
+      if (name !== self) throw denied(id, `${op} ${ctx.info.kind} "${shown(name)}"`);
       return;
-    }
+    case 'Lease':
+      if (name !== self || object.metadata?.namespace !== NODE_LEASE_NAMESPACE)
+        throw denied(id, `${op} Lease ${shown(object.metadata?.namespace)}/${shown(name)}`);
+      return;
     case 'Pod': {
-      const pod = (ctx.old ?? ctx.object) as Pod;
+      const pod = object as Pod;
       if (pod.spec?.nodeName !== self)
         throw denied(
           id,
-          `${op} pod ${pod.metadata?.namespace}/${pod.metadata?.name}, which is not bound to it`,
+          `${op} pod ${shown(pod.metadata?.namespace)}/${shown(name)}, which is not bound to it`,
         );
       return;
     }
     case 'Event': {
-      const ref = (ctx.object as Event).involvedObject ?? {};
+      const ref = (object as Event).involvedObject ?? {};
       if (ref.kind === 'Node' && ref.name === self) return;
       if (ref.kind === 'Pod' && ref.name && (await podBoundHere(ctx, ref.namespace, ref.name))) return;
-      throw denied(id, `record events about ${ref.kind ?? '?'} "${ref.name ?? ''}"`);
+      const what = ctx.old && object === ctx.old ? `${op} an event that is` : 'record events';
+      throw denied(id, `${what} about ${shown(ref.kind) || '?'} "${shown(ref.name)}"`);
     }
     default:
       return;
+  }
+}
+
+/** What a node may not change on its own Node: reserved labels, and its spec once registered. */
+function restrictNodeChanges(ctx: AdmissionContext): void {
+  const { id, op } = ctx;
+  const node = ctx.object as Node;
+  const old = ctx.old as Node | undefined;
+  const changed = labelChanges(old?.metadata?.labels, node.metadata?.labels).filter(
+    (k) => !isNodeSettableLabel(k),
+  );
+  if (changed.length) throw denied(id, `set the reserved labels ${changed.map(shown).join(', ')}`);
+  if (op === 'update' && ctx.subresource !== 'status' && !deepEqual(old?.spec, node.spec)) {
+    throw denied(id, 'change its own spec (taints, unschedulable) after registering; an admin does that');
   }
 }
 

@@ -3,7 +3,7 @@
  * Settings view), a node's recent NodeMetrics samples (so a node's charts start filled), and
  * token management for admins — the same tokens as `kubelab token create|list|delete`.
  */
-import { ApiError } from '../../client/api/errors.js';
+import { ApiError, echo } from '../../client/api/errors.js';
 import type { Identity } from '../../client/api/local.js';
 import type {
   BridgeCreatedToken,
@@ -23,7 +23,7 @@ export type GuiRequest = Extract<BridgeRequest, { op: GuiOp }>;
 const GUI_OP_NAMES = new Set<string>(GUI_OPS);
 const TOKEN_ROLES = ['join', 'admin', 'viewer'];
 /** Ten years: beyond that, "never" is the honest choice. */
-const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
+export const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
 
 export function isGuiOp(raw: unknown): boolean {
   return GUI_OP_NAMES.has(String((raw as { op?: unknown } | null)?.op));
@@ -119,7 +119,7 @@ export function guiOps(
         if (!cp.tokens.delete(req.tokenId))
           throw new ApiError(
             'NotFound',
-            `token "${req.tokenId}" not found: it may have been deleted already`,
+            `token "${echo(req.tokenId, 40)}" not found: it may have been deleted already`,
           );
         return null;
     }

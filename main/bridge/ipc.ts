@@ -7,13 +7,10 @@
  */
 import type { Identity } from '../../client/api/local.js';
 import type { BridgeError, BridgeMessage } from '../../client/bridge/protocol.js';
-import { inProcessClient } from '../../client/inprocess.js';
 import type { ControlPlane } from '../controlplane.js';
 import { BRIDGE_CHANNEL, RESUME_CHANNEL } from './channels.js';
 import { guiSession, type BridgeEndpoint } from './guisession.js';
-import { bridgeHello } from './hello.js';
-import { joinTokenMaker } from './jointoken.js';
-import { BridgeSession } from './session.js';
+import { sessionFor } from './sessionfor.js';
 
 export interface IpcWebContents {
   readonly id: number;
@@ -100,16 +97,6 @@ export const DESKTOP_IDENTITY: Identity = { name: 'desktop', role: 'admin' };
 /** The desktop app's bridge: each page's session uses an in-process client as DESKTOP_IDENTITY. */
 export function desktopBridge(ipcMain: IpcMainLike, cp: ControlPlane): IpcBridge {
   return new IpcBridge(ipcMain, (send) =>
-    guiSession(
-      cp,
-      DESKTOP_IDENTITY,
-      new BridgeSession(
-        inProcessClient(cp.api, DESKTOP_IDENTITY),
-        send,
-        bridgeHello(cp, DESKTOP_IDENTITY),
-        joinTokenMaker(cp, DESKTOP_IDENTITY),
-      ),
-      send,
-    ),
+    guiSession(cp, DESKTOP_IDENTITY, sessionFor(cp, DESKTOP_IDENTITY, send), send),
   );
 }

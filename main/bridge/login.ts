@@ -9,12 +9,13 @@
  * storing sessions: 32 bytes, base64url — the token's id (6 bytes), the expiry in Unix
  * seconds (4), and an HMAC-SHA-256 truncated to 22 bytes over both and the token's stored
  * hash, keyed by the data folder's secret (loginkey.ts). It never holds the token's secret.
- * Each use looks the token up again, so `kubelab token delete` ends its sessions at once, and
- * a token deleted and re-created under the same id does not revive them (its hash differs).
+ * Each use looks the token up again, so `kubelab token delete` refuses its sessions at once (and
+ * websocket.ts closes the open ones), and a token deleted and re-created under the same id does
+ * not revive them (its hash differs). The identity carries the token's id for that.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Identity } from '../../client/api/local.js';
-import type { TokenRecord } from '../grpc/tokens.js';
+import { identityOfRecord, type TokenRecord } from '../grpc/tokens.js';
 
 /** The roles that may use the GUI: a node's or a join token is not a person's. */
 const GUI_ROLES = new Set(['admin', 'viewer']);
@@ -119,11 +120,7 @@ export class LoginSessions {
     const mac = this.mac(record, bytes.subarray(0, ID_BYTES + EXPIRY_BYTES));
     if (!timingSafeEqual(mac, bytes.subarray(ID_BYTES + EXPIRY_BYTES))) return undefined;
     if (record.expiresAt && Date.parse(record.expiresAt) <= this.now()) return undefined;
-    const checked = this.check({
-      name: record.name,
-      role: record.role,
-      ...(record.nodeName ? { nodeName: record.nodeName } : {}),
-    });
+    const checked = this.check(identityOfRecord(record));
     return checked.ok ? { identity: checked.identity, record, expiresAt } : undefined;
   }
 

@@ -5,8 +5,9 @@
  * out at the next start.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createFileAtomic, writeFileAtomic } from '../atomicfile.js';
 
 const KEY_BYTES = 32;
 
@@ -32,16 +33,17 @@ export function ensureLoginKey(dataDir: string): Buffer {
   const existing = readKey(path);
   if (existing) return existing;
   const key = randomBytes(KEY_BYTES);
+  const text = key.toString('base64url') + '\n';
   try {
-    // `wx`: two servers sharing a data folder and starting together agree on the first key.
-    writeFileSync(path, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    // Whole or not at all, and never over another's: two servers sharing a data folder and
+    // starting together agree on the first key, and neither reads half of it.
+    createFileAtomic(path, text);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     const raced = readKey(path);
     if (raced) return raced;
     // The file is there but damaged: replace it (the sessions it signed cannot be checked anyway).
-    writeFileSync(path, key.toString('base64url') + '\n', { mode: 0o600 });
+    writeFileAtomic(path, text);
   }
-  chmodSync(path, 0o600);
   return key;
 }

@@ -4,8 +4,7 @@
  * they end or the GUI cancels them, and all of them stop when the connection closes. Bad
  * input gets an error message naming what is wrong; nothing a GUI sends can throw here.
  */
-import { parseAllDocuments } from 'yaml';
-import { ApiError, isAlreadyExists } from '../../client/api/errors.js';
+import { ApiError, echo, isAlreadyExists } from '../../client/api/errors.js';
 import { KINDS } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
 import type {
@@ -16,14 +15,67 @@ import type {
   BridgeRequest,
 } from '../../client/bridge/protocol.js';
 import type { Client } from '../../client/client.js';
+import { parseJson } from '../../client/parse/json.js';
+import { DEFAULT_PARSE_LIMITS, SyntaxParseError, type ParseLimits } from '../../client/parse/limits.js';
+import { parseApiError } from '../apiserver/manifests.js';
+import { MAX_TTL_SECONDS } from './guiops.js';
 
 const KIND_NAMES = new Set<string>(KINDS.map((k) => k.kind));
+
+/** A message wraps an object (or a patch) one level deep, in at most a WebSocket frame's bytes. */
+const MESSAGE_LIMITS: ParseLimits = {
+  ...DEFAULT_PARSE_LIMITS,
+  maxBytes: 4 * 1024 * 1024,
+  maxDepth: DEFAULT_PARSE_LIMITS.maxDepth + 2,
+};
+
+/** A message the GUI sent that cannot be read, and the id it led with (0 if none can be seen). */
+export class UnreadableMessage extends Error {
+  constructor(
+    readonly id: number,
+    readonly error: ApiError,
+  ) {
+    super(error.message);
+  }
+}
+
+/**
+ * One message from the GUI, parsed within limits (the browser's page is a client like any
+ * other). A message that cannot be read is answered under its id when the text starts with
+ * it, as the GUI writes them, so that the request gets its answer.
+ */
+export function parseBridgeMessage(text: string): unknown {
+  try {
+    return parseJson(text, MESSAGE_LIMITS, { what: 'the message' });
+  } catch (err) {
+    const id = Number(/^\s*\{\s*"id"\s*:\s*(\d{1,15})\s*,/.exec(text.slice(0, 64))?.[1] ?? 0);
+    const error =
+      err instanceof SyntaxParseError
+        ? new ApiError('BadRequest', `not JSON (${err.message}): send one JSON object per message`)
+        : parseApiError(err);
+    throw new UnreadableMessage(
+      id,
+      error instanceof ApiError ? error : new ApiError('BadRequest', String(error)),
+    );
+  }
+}
 
 export function toBridgeError(err: unknown): BridgeError {
   if (err instanceof ApiError) {
     return { reason: err.reason, message: err.message, ...(err.causes.length ? { causes: err.causes } : {}) };
   }
-  return { reason: 'InternalError', message: err instanceof Error ? err.message : String(err) };
+  return { reason: 'InternalError', message: echo(err instanceof Error ? err.message : String(err), 2000) };
+}
+
+/** What a session can do beyond API calls, bound to its identity. */
+export interface SessionCapabilities {
+  /**
+   * The documents of a manifest the GUI applies: authorized first (an identity that may not
+   * write gets Forbidden before anything is parsed), then read within the parse limits.
+   */
+  readManifests: (text: string) => Promise<unknown[]>;
+  /** Makes join tokens; absent for identities that may not (viewers). */
+  joinTokens?: (ttlSeconds?: number) => BridgeJoinToken;
 }
 
 export class BridgeSession {
@@ -36,8 +88,7 @@ export class BridgeSession {
     private readonly client: Client,
     private readonly send: (message: BridgeMessage) => void,
     private readonly hello: BridgeHello,
-    /** Makes join tokens; absent for identities that may not (viewers). */
-    private readonly joinTokens?: (ttlSeconds?: number) => BridgeJoinToken,
+    private readonly capabilities: SessionCapabilities,
   ) {}
 
   /** Takes one message from the GUI (already JSON-decoded). */
@@ -109,8 +160,9 @@ export class BridgeSession {
       case 'apply':
         return this.apply(req.manifest);
       case 'joinToken':
-        if (!this.joinTokens) throw new ApiError('Forbidden', 'only an admin may create join tokens');
-        return this.joinTokens(req.ttlSeconds);
+        if (!this.capabilities.joinTokens)
+          throw new ApiError('Forbidden', 'only an admin may create join tokens');
+        return this.capabilities.joinTokens(req.ttlSeconds);
       default:
         throw new ApiError('BadRequest', `unknown op "${(req as { op: string }).op}"`);
     }
@@ -118,16 +170,9 @@ export class BridgeSession {
 
   /** Creates each document of a manifest, or replaces it when it exists (a simple `kubectl apply`). */
   private async apply(manifest: string): Promise<KubeObject[]> {
-    const docs = parseAllDocuments(manifest);
+    const docs = await this.capabilities.readManifests(manifest);
     const objects: KubeObject[] = [];
-    for (const [i, doc] of docs.entries()) {
-      if (doc.errors.length) {
-        throw new ApiError(
-          'BadRequest',
-          `document ${i + 1} is not valid YAML: ${doc.errors[0].message}; fix it and apply again`,
-        );
-      }
-      const value = doc.toJS() as unknown;
+    for (const [i, value] of docs.entries()) {
       if (value === null || value === undefined) continue;
       if (typeof value !== 'object' || Array.isArray(value)) {
         throw new ApiError(
@@ -209,11 +254,13 @@ export function malformed(raw: unknown): string | undefined {
   if (typeof m.id !== 'number' || !Number.isInteger(m.id) || m.id <= 0)
     return 'id: must be a positive integer';
   const needString = (field: string) =>
-    typeof m[field] === 'string' && m[field] !== '' ? undefined : `${field}: required for "${String(m.op)}"`;
+    typeof m[field] === 'string' && m[field] !== ''
+      ? undefined
+      : `${field}: required for "${echo(String(m.op), 40)}"`;
   const needKind = () =>
     typeof m.kind === 'string' && KIND_NAMES.has(m.kind)
       ? undefined
-      : `kind: ${JSON.stringify(m.kind)} is not a known kind (${[...KIND_NAMES].join(', ')})`;
+      : `kind: ${echo(JSON.stringify(m.kind) ?? 'undefined')} is not a known kind (${[...KIND_NAMES].join(', ')})`;
   const needObject = (field: string) =>
     m[field] && typeof m[field] === 'object' && !Array.isArray(m[field])
       ? undefined
@@ -246,10 +293,13 @@ export function malformed(raw: unknown): string | undefined {
     case 'cancel':
       return typeof m.target === 'number' ? undefined : 'target: the id of the stream to cancel';
     case 'joinToken':
-      return m.ttlSeconds === undefined || (Number.isInteger(m.ttlSeconds) && (m.ttlSeconds as number) > 0)
+      return m.ttlSeconds === undefined ||
+        (Number.isInteger(m.ttlSeconds) &&
+          (m.ttlSeconds as number) > 0 &&
+          (m.ttlSeconds as number) <= MAX_TTL_SECONDS)
         ? undefined
-        : 'ttlSeconds: a whole number of seconds greater than 0';
+        : `ttlSeconds: a whole number of seconds from 1 to ${MAX_TTL_SECONDS} (ten years)`;
     default:
-      return `op: ${JSON.stringify(m.op)} is not one of hello, get, list, watch, create, update, updateStatus, apply, patch, delete, logs, joinToken, cancel`;
+      return `op: ${echo(JSON.stringify(m.op) ?? 'undefined', 40)} is not one of hello, get, list, watch, create, update, updateStatus, apply, patch, delete, logs, joinToken, cancel`;
   }
 }

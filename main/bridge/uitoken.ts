@@ -4,8 +4,9 @@
  * restarts. It is its own token, not admin.token, so that `kubelab token delete <id>` can shut
  * the GUI out (a fresh one is made on the next start) without breaking the CLI.
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../atomicfile.js';
 import type { TokenStore } from '../grpc/tokens.js';
 
 export const UI_TOKEN_NAME = 'ui';
@@ -28,7 +29,7 @@ export function ensureUiToken(tokens: TokenStore, dataDir: string): string {
     if (r.name === UI_TOKEN_NAME && r.description === UI_TOKEN_DESCRIPTION) tokens.delete(r.id);
   }
   const { token } = tokens.create({ name: UI_TOKEN_NAME, role: 'admin', description: UI_TOKEN_DESCRIPTION });
-  writeFileSync(path, token + '\n', { mode: 0o600 });
-  chmodSync(path, 0o600);
+  // Whole or absent after a crash (an empty file would only cost a new token, but a clear one).
+  writeFileAtomic(path, token + '\n');
   return token;
 }

@@ -17,17 +17,15 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Identity } from '../../client/api/local.js';
 import type { BridgeMessage } from '../../client/bridge/protocol.js';
-import { inProcessClient } from '../../client/inprocess.js';
 import { realClock } from '../../client/util/clock.js';
 import type { ControlPlane } from '../controlplane.js';
 import { isLoopback, MAX_REQUEST_BYTES, splitHostPort } from '../grpc/server.js';
 import type { Logger } from '../logging.js';
 import { guiSession, type BridgeEndpoint } from './guisession.js';
-import { bridgeHello } from './hello.js';
 import { LoginSessions } from './login.js';
 import { ensureLoginKey } from './loginkey.js';
-import { joinTokenMaker } from './jointoken.js';
-import { BridgeSession } from './session.js';
+import { parseBridgeMessage, toBridgeError, type UnreadableMessage } from './session.js';
+import { sessionFor } from './sessionfor.js';
 import { serveStatic } from './static.js';
 
 export const DEFAULT_UI_LISTEN = '127.0.0.1:6080';
@@ -37,6 +35,9 @@ export const DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** WebSocket close codes (4000–4999 are the application's): the HTTP status plus 4000. */
 export const CLOSE_UNAUTHORIZED = 4401;
 export const CLOSE_FORBIDDEN = 4403;
+/** Why an open page is signed out (a close reason holds at most 123 bytes). */
+export const TOKEN_DELETED =
+  'unauthorized: the token this page signed in with was deleted; sign in with a current token';
 
 /** Where electron-vite puts the built renderer (electron.vite.config.ts). */
 export function defaultRendererDir(): string {
@@ -285,21 +286,19 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         message: `this connection fell more than ${Math.round(maxBufferedBytes / 1024)} KiB behind (the page is not reading fast enough): its watches and log streams were ended; watch again`,
       });
     });
-    const session = guiSession(
-      cp,
-      identity,
-      new BridgeSession(
-        inProcessClient(cp.api, identity),
-        send,
-        bridgeHello(cp, identity),
-        joinTokenMaker(cp, identity),
-      ),
-      send,
-      { uiAddress: `http://${host.includes(':') ? `[${host}]` : host}:${port}` },
-    );
+    const session = guiSession(cp, identity, sessionFor(cp, identity, send), send, {
+      uiAddress: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    });
     const entry = { session, alive: true };
     sessions.set(ws, entry);
     logger.debug({ user: identity.name }, 'GUI connected');
+    // Deleting the token this page signed in with ends the page's session at once: no call
+    // of its (a token created, a watch) is served after the deletion.
+    const forgetRevocation = cp.tokens.revocations.whenRevoked(identity, () => {
+      logger.info({ user: identity.name }, 'its token was deleted: ending the GUI session');
+      session.close();
+      ws.close(CLOSE_UNAUTHORIZED, TOKEN_DELETED);
+    });
 
     ws.on('message', (data: RawData, isBinary: boolean) => {
       if (isBinary) {
@@ -312,16 +311,10 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       }
       let message: unknown;
       try {
-        message = JSON.parse(rawText(data));
+        message = parseBridgeMessage(rawText(data));
       } catch (err) {
-        send({
-          id: 0,
-          op: 'error',
-          error: {
-            reason: 'BadRequest',
-            message: `not JSON (${(err as Error).message}): send one JSON object per message`,
-          },
-        });
+        const unreadable = err as UnreadableMessage;
+        send({ id: unreadable.id ?? 0, op: 'error', error: toBridgeError(unreadable.error ?? err) });
         return;
       }
       session.handle(message);
@@ -329,6 +322,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     ws.on('pong', () => (entry.alive = true));
     ws.on('error', (err) => logger.debug({ err }, 'GUI connection error'));
     ws.on('close', () => {
+      forgetRevocation();
       session.close();
       sessions.delete(ws);
       logger.debug({ user: identity.name }, 'GUI disconnected');

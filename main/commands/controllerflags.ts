@@ -32,7 +32,8 @@ function rate(v: string): number {
   return n;
 }
 
-function count(v: string): number {
+/** commander argument parser for whole-number options. */
+export function count(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0)
     throw new InvalidArgumentError(`"${v}" must be a whole number, 0 or more`);

@@ -5,10 +5,11 @@ import { join, resolve } from 'node:path';
 import { ensureUiToken } from '../bridge/uitoken.js';
 import { DEFAULT_UI_LISTEN, defaultRendererDir, startUiServer, type UiServer } from '../bridge/websocket.js';
 import { ControlPlane } from '../controlplane.js';
+import { DEFAULT_SERVER_LIMITS } from '../grpc/limits.js';
 import { isLoopback, splitHostPort } from '../grpc/server.js';
 import { createLogger } from '../logging.js';
 import { defaultDataDir, listenArg, onSignals, splitList, VERSION } from './common.js';
-import { addControllerFlags, controllerConfig, type ControllerFlags } from './controllerflags.js';
+import { addControllerFlags, controllerConfig, count, type ControllerFlags } from './controllerflags.js';
 
 interface ServerFlags extends ControllerFlags {
   dataDir: string;
@@ -18,6 +19,7 @@ interface ServerFlags extends ControllerFlags {
   etcdPrefix: string;
   plaintext: boolean;
   tlsSan?: string;
+  maxConnectionsPerAddress: number;
   controllers: string;
   controllerManager: boolean;
   metricsListen: string;
@@ -72,6 +74,12 @@ export function serverCommand(program: Command): void {
     .option('--etcd-prefix <prefix>', 'key prefix in etcd', '/kubelab')
     .option('--plaintext', 'serve without TLS (only on a loopback address, for development)', false)
     .option('--tls-san <names>', 'extra comma-separated names or addresses for the serving certificate')
+    .option(
+      '--max-connections-per-address <n>',
+      'gRPC connections one client address may hold open at once, 0 for no limit (raise it when many agents reach this server from one NAT address: each holds two)',
+      count,
+      DEFAULT_SERVER_LIMITS.maxConnectionsPerAddress,
+    )
     .option(
       '--controllers <list>',
       'controllers to run in-process: * for the defaults, name to add, -name to drop',
@@ -129,6 +137,7 @@ export function serverCommand(program: Command): void {
         etcdPrefix: flags.etcdPrefix,
         plaintext: flags.plaintext,
         tlsSans: splitList(flags.tlsSan),
+        serverLimits: { maxConnectionsPerAddress: flags.maxConnectionsPerAddress },
         controllers: flags.controllerManager ? splitList(flags.controllers) : false,
         controllerConfig: config,
         metricsListen: flags.metricsListen,

@@ -12,6 +12,7 @@ import type { TunnelDown, TunnelUp } from '../../proto/gen/kubelab/v1/tunnel.js'
 import { toApiError } from '../apiserver/apiserver.js';
 import type { Logger } from '../logging.js';
 import { identityOf } from './handlers.js';
+import { revokedError } from './revocations.js';
 import type { TokenStore } from './tokens.js';
 import type { AgentTunnel, TunnelLink, TunnelRegistry } from './tunnel.js';
 import { isMalformed, toServiceError, type Malformed } from './wire.js';
@@ -38,6 +39,7 @@ export function agentTunnelHandlers(
   const connect = (call: grpc.ServerDuplexStream<TunnelUp | Malformed, TunnelDown>) => {
     let tunnel: AgentTunnel | undefined;
     let done = false;
+    let forgetRevocation = (): void => undefined;
     // An agent that connects but says nothing is dropped (finish is defined below; it runs later).
     const helloTimer = setTimeout(
       () =>
@@ -55,6 +57,7 @@ export function agentTunnelHandlers(
       if (done) return;
       done = true;
       clearTimeout(helloTimer);
+      forgetRevocation();
       if (tunnel) registry.detach(tunnel);
       if (err) call.emit('error', toServiceError(err));
       else call.end();
@@ -64,6 +67,7 @@ export function agentTunnelHandlers(
       if (done) return;
       done = true;
       clearTimeout(helloTimer);
+      forgetRevocation();
       if (tunnel) registry.detach(tunnel);
     };
     const link: TunnelLink = {
@@ -79,7 +83,11 @@ export function agentTunnelHandlers(
 
     let nodeName: string;
     try {
-      nodeName = requireNode(identityOf(call.metadata, tokens));
+      const id = identityOf(call.metadata, tokens);
+      nodeName = requireNode(id);
+      // The node's credential is revoked (its Node deleted, or its name taken over): the
+      // control plane stops sending it requests at once.
+      forgetRevocation = tokens.revocations.whenRevoked(id, () => finish(revokedError(id, 'agent tunnel')));
     } catch (err) {
       finish(toApiError(err, logger));
       return;

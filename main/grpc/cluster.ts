@@ -22,6 +22,7 @@ import type { NodeHistoryRequest, NodeHistoryResponse } from '../../proto/gen/ku
 import type { ApiServer } from '../apiserver/apiserver.js';
 import type { Logger } from '../logging.js';
 import { unaryHandlers } from './handlers.js';
+import { admitNodeJoin } from './nodejoin.js';
 import type { Pki } from './pki.js';
 import type { TokenRecord, TokenStore } from './tokens.js';
 import { VERSION } from '../version.js';
@@ -88,15 +89,13 @@ export function bootstrapHandlers(
           `node name "${nodeName}" is invalid: ${problems.join('; ') || 'it is empty'}; pass --node-name with a lowercase DNS name`,
         );
       }
-      // Joining again replaces the node's old credential.
-      tokens.revokeNode(nodeName);
-      const { token } = tokens.create({
-        name: `system:node:${nodeName}`,
-        role: 'node',
-        nodeName,
-        description: `joined with token ${id.name.replace('system:bootstrap:', '')}`,
-      });
-      logger.info({ node: nodeName, joinToken: id.name }, 'node joined');
+      // Joining again replaces the node's old credential, but only from the machine that holds
+      // the name (its node password), or when told to take it over.
+      const { token } = admitNodeJoin(
+        tokens,
+        { nodeName, nodePassword: req.nodePassword ?? '', force: req.force ?? false, joinedWith: id.name },
+        logger,
+      );
       return { token, nodeName };
     }),
   } as unknown as grpc.UntypedServiceImplementation;

@@ -11,6 +11,7 @@ import type { LogChunk, LogsRequest } from '../../client/api/types.js';
 import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
 import type { Logger } from '../logging.js';
 import { identityOf, rejectMalformed } from './handlers.js';
+import { revokedError } from './revocations.js';
 import type { TokenStore } from './tokens.js';
 import { toServiceError } from './wire.js';
 
@@ -23,17 +24,25 @@ export function logsHandler(
     let stopped = false;
     let headersSent = false;
     let stream: LocalLogStream | undefined;
+    let forgetRevocation = (): void => undefined;
     call.on('cancelled', () => {
       stopped = true;
+      forgetRevocation();
       stream?.stop();
     });
     const fail = (err: ApiError) => {
       if (!stopped) call.emit('error', toServiceError(err));
       stopped = true;
+      forgetRevocation();
     };
     (async () => {
       rejectMalformed(call.request);
       const id = identityOf(call.metadata, tokens);
+      // Deleting the token (or the node's credential) ends a followed log too.
+      forgetRevocation = tokens.revocations.whenRevoked(id, () => {
+        fail(revokedError(id, 'log stream'));
+        stream?.stop();
+      });
       const sink: LocalLogSink = {
         data(chunk, taken) {
           if (stopped) return taken();
@@ -45,6 +54,7 @@ export function logsHandler(
           if (err) fail(err);
           else {
             stopped = true;
+            forgetRevocation();
             call.end();
           }
         },

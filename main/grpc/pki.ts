@@ -3,15 +3,21 @@
  * <data-dir>/pki (ECDSA P-256, SHA-256). The serving certificate is renewed at start when it
  * nears expiry or no longer names this machine's addresses; the CA stays, so clients that
  * pinned it keep working.
+ *
+ * Every file is written atomically (writeFileAtomic), so a crash or a power loss leaves each
+ * one whole or absent. A serving certificate or key found damaged anyway (cut short by an
+ * earlier version, or not a pair) is made again. The CA is never replaced silently: agents that
+ * joined pinned it, so a damaged CA file stops the start with an error naming the file.
  */
 // @peculiar/x509 resolves its services through tsyringe, which needs the Reflect polyfill first.
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { webcrypto } from 'node:crypto';
+import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto';
 import { caHashOf } from '../../client/util/tls.js';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { writeFileAtomic } from '../atomicfile.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -37,10 +43,8 @@ function pem(label: string, der: ArrayBuffer): string {
   return `-----BEGIN ${label}-----\n${b64.trimEnd()}\n-----END ${label}-----\n`;
 }
 
-function writePrivate(path: string, data: string): void {
-  writeFileSync(path, data, { mode: 0o600 });
-  chmodSync(path, 0o600);
-}
+/** Certificates are public; keys are the owner's only. */
+const CERT_MODE = 0o644;
 
 /** The names a client may use to reach this machine. */
 export function localHostNames(extra: string[] = []): { dns: string[]; ips: string[] } {
@@ -135,32 +139,76 @@ export async function ensurePki(dataDir: string, extraNames: string[] = []): Pro
   const dir = join(dataDir, 'pki');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const caPath = join(dir, 'ca.crt');
-  const caKeyPath = join(dir, 'ca.key');
   const certPath = join(dir, 'server.crt');
   const keyPath = join(dir, 'server.key');
 
-  let caPem: string;
-  let caKey: CryptoKey;
-  if (existsSync(caPath) && existsSync(caKeyPath)) {
-    caPem = readFileSync(caPath, 'utf8');
-    caKey = await importKey(readFileSync(caKeyPath, 'utf8'));
-  } else {
-    const ca = await createCa();
-    writeFileSync(caPath, ca.certPem);
-    writePrivate(caKeyPath, ca.keyPem);
-    caPem = ca.certPem;
-    caKey = ca.keys.privateKey;
-  }
-
+  const ca = await loadOrCreateCa(dataDir, caPath, join(dir, 'ca.key'));
   const names = localHostNames(extraNames);
-  let certPem = existsSync(certPath) ? readFileSync(certPath, 'utf8') : '';
-  let keyPem = existsSync(keyPath) ? readFileSync(keyPath, 'utf8') : '';
-  if (!certPem || !keyPem || !coversNames(certPem, names)) {
-    const server = await createServerCert(new x509.X509Certificate(caPem), caKey, names);
+  let certPem = readIfExists(certPath);
+  let keyPem = readIfExists(keyPath);
+  if (!isServerPair(certPem, keyPem, ca.cert) || !coversNames(certPem, names)) {
+    const server = await createServerCert(new x509.X509Certificate(ca.pem), ca.key, names);
     certPem = server.certPem;
     keyPem = server.keyPem;
-    writeFileSync(certPath, certPem);
-    writePrivate(keyPath, keyPem);
+    // A crash between the two leaves a pair that does not match: made again at the next start.
+    writeFileAtomic(keyPath, keyPem);
+    writeFileAtomic(certPath, certPem, CERT_MODE);
   }
-  return { caPath, caPem, certPem, keyPem, caHash: caHashOf(caPem) };
+  return { caPath, caPem: ca.pem, certPem, keyPem, caHash: caHashOf(ca.pem) };
+}
+
+interface LoadedCa {
+  pem: string;
+  cert: X509Certificate;
+  key: CryptoKey;
+}
+
+/**
+ * The CA: made when ca.crt does not exist (no join token can have pinned it yet; the key is
+ * written first, so a ca.key without ca.crt is a first start cut short), else read and checked.
+ */
+async function loadOrCreateCa(dataDir: string, caPath: string, caKeyPath: string): Promise<LoadedCa> {
+  if (!existsSync(caPath)) {
+    const ca = await createCa();
+    writeFileAtomic(caKeyPath, ca.keyPem);
+    writeFileAtomic(caPath, ca.certPem, CERT_MODE);
+    return { pem: ca.certPem, cert: new X509Certificate(ca.certPem), key: ca.keys.privateKey };
+  }
+  const pem = readFileSync(caPath, 'utf8');
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(pem);
+  } catch {
+    throw damagedCa(dataDir, caPath, 'is empty or not a certificate');
+  }
+  const keyPem = readIfExists(caKeyPath);
+  if (!keyPem) throw damagedCa(dataDir, caKeyPath, 'is missing or empty');
+  try {
+    if (!cert.checkPrivateKey(createPrivateKey(keyPem))) throw new Error('not the key of ca.crt');
+    return { pem, cert, key: await importKey(keyPem) };
+  } catch {
+    throw damagedCa(dataDir, caKeyPath, 'is not a private key, or not the one of ca.crt');
+  }
+}
+
+function damagedCa(dataDir: string, path: string, what: string): Error {
+  return new Error(
+    `the CA file ${relative(dataDir, path)} ${what} (${path}): restore pki/ca.crt and pki/ca.key from a backup. If no agent has joined this cluster yet, delete both and start again to make a new CA; agents that joined trust only the old CA and would have to join again`,
+  );
+}
+
+/** A certificate and key that belong together and were issued by this CA. */
+function isServerPair(certPem: string, keyPem: string, ca: X509Certificate): boolean {
+  try {
+    const cert = new X509Certificate(certPem);
+    return (
+      cert.checkPrivateKey(createPrivateKey(keyPem)) && cert.checkIssued(ca) && cert.verify(ca.publicKey)
+    );
+  } catch {
+    return false; // Empty or cut short.
+  }
+}
+
+function readIfExists(path: string): string {
+  return existsSync(path) ? readFileSync(path, 'utf8') : '';
 }

@@ -5,20 +5,18 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { ApiError } from '../../client/api/errors.js';
-import { fromApiObject, resolveKind, toApiObject } from '../../client/api/kinds.js';
-import type { WriteRequest } from '../../client/api/local.js';
+import { resolveKind, toApiObject } from '../../client/api/kinds.js';
 import type {
   ApiObject,
   BindRequest,
-  CreateRequest,
   DeleteRequest,
   GetRequest,
   KubeObject,
   ListRequest,
   PatchRequest,
-  UpdateRequest,
   WatchRequest,
 } from '../../client/api/types.js';
+import type { WriteRequestEnvelope } from '../../proto/gen/kubelab/v1/api.js';
 import type { Logger } from '../logging.js';
 import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
 import { kindOf } from '../apiserver/requests.js';
@@ -26,7 +24,9 @@ import type { WatchSink } from '../apiserver/watchcache.js';
 import type { TokenStore } from './tokens.js';
 import { identityOf, rejectMalformed, unaryHandlers } from './handlers.js';
 import { logsHandler } from './logs.js';
+import { revokedError } from './revocations.js';
 import { encodedObject, encodeList, encodeWatchEvent, toServiceError } from './wire.js';
+import { writeRequestOf } from './writeenvelope.js';
 
 /**
  * A watch whose client stopped reading is ended once this much of its events (beyond its
@@ -41,26 +41,6 @@ function objectOut(obj: KubeObject): Buffer {
   return encodedObject(obj);
 }
 
-function writeRequestOf(req: CreateRequest | UpdateRequest): WriteRequest {
-  const unwrapped = fromApiObject(req.object);
-  if (req.object && !unwrapped) {
-    const unknown = Object.keys(req.object._unknownFields ?? {});
-    throw new ApiError(
-      'BadRequest',
-      unknown.length
-        ? `the object is of a kind this server does not know (ApiObject field ${unknown.join(', ')}); upgrade the server`
-        : 'the object is empty: set exactly one field of ApiObject (e.g. pod) or send a manifest',
-    );
-  }
-  return {
-    object: unwrapped?.object,
-    wireKind: unwrapped?.info.kind,
-    manifest: req.manifest || undefined,
-    namespace: req.namespace || undefined,
-    dryRun: req.dryRun ?? false,
-  };
-}
-
 export function resourcesHandlers(
   api: ApiServer,
   tokens: TokenStore,
@@ -72,17 +52,26 @@ export function resourcesHandlers(
   const watch: grpc.handleServerStreamingCall<WatchRequest, Buffer> = (call) => {
     let stopped = false;
     let stop: (() => void) | undefined;
+    let forgetRevocation = (): void => undefined;
     call.on('cancelled', () => {
       stopped = true;
+      forgetRevocation();
       stop?.();
     });
     const fail = (err: ApiError) => {
       if (!stopped) call.emit('error', toServiceError(err));
       stopped = true;
+      forgetRevocation();
     };
     (async () => {
       rejectMalformed(call.request);
       const id = identityOf(call.metadata, tokens);
+      // Deleting the token (or the node's credential) ends the watch, not only the next call.
+      forgetRevocation = tokens.revocations.whenRevoked(id, () => {
+        // The status first: stopping the watch would otherwise end the call as if normally.
+        fail(revokedError(id, 'watch'));
+        stop?.();
+      });
       const req = call.request;
       const info = kindOf(req.kind);
       // Bytes of events written and not yet sent (the call counts messages, not bytes). Until
@@ -119,6 +108,7 @@ export function resourcesHandlers(
           if (err) fail(err);
           else {
             stopped = true;
+            forgetRevocation();
             call.end();
           }
         },
@@ -136,14 +126,14 @@ export function resourcesHandlers(
     get: unary<GetRequest, Buffer>(async (id, req) => objectOut(await api.get(id, req))),
     list: unary<ListRequest, Buffer>(async (id, req) => encodeList(await api.listCached(id, req))),
     watch,
-    create: unary<CreateRequest, Buffer>(async (id, req) =>
-      objectOut(await api.create(id, writeRequestOf(req))),
+    create: unary<WriteRequestEnvelope, Buffer>(async (id, req) =>
+      objectOut(await api.create(id, writeRequestOf(api, id, 'create', req))),
     ),
-    update: unary<UpdateRequest, Buffer>(async (id, req) =>
-      objectOut(await api.update(id, writeRequestOf(req))),
+    update: unary<WriteRequestEnvelope, Buffer>(async (id, req) =>
+      objectOut(await api.update(id, writeRequestOf(api, id, 'update', req))),
     ),
-    updateStatus: unary<UpdateRequest, Buffer>(async (id, req) =>
-      objectOut(await api.updateStatus(id, writeRequestOf(req))),
+    updateStatus: unary<WriteRequestEnvelope, Buffer>(async (id, req) =>
+      objectOut(await api.updateStatus(id, writeRequestOf(api, id, 'update', req, 'status'))),
     ),
     patch: unary<PatchRequest, Buffer>(async (id, req) => objectOut(await api.patch(id, req))),
     bind: unary<BindRequest, Buffer>(async (id, req) => objectOut(await api.bind(id, req))),

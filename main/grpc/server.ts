@@ -1,14 +1,20 @@
 /**
  * The gRPC server: the Resources service, the agents' tunnels, server reflection and the
  * standard health service, TLS by default with bearer tokens checked on every call (health excepted), keepalive pings
- * both ways so half-open connections are found. Plaintext is refused off loopback.
+ * both ways so half-open connections are found. Plaintext is refused off loopback. What one
+ * client may hold (connections, streams, turns at large lists) is bounded (limits.ts).
  */
 import * as grpc from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import { ApiError } from '../../client/api/errors.js';
+import { realClock, type Clock } from '../../client/util/clock.js';
 import type { ApiServer } from '../apiserver/apiserver.js';
 import type { Logger } from '../logging.js';
 import { addReflection } from './reflection.js';
+import { ConnectionGuard } from './connectionguard.js';
+import { addHealthService } from './health.js';
+import { largeListInterceptor } from './largelists.js';
+import { serverLimits, type ServerLimits } from './limits.js';
 import { identityOf } from './handlers.js';
 import { resourcesHandlers } from './resources.js';
 import type { TokenStore } from './tokens.js';
@@ -39,6 +45,10 @@ export interface GrpcServerOptions {
   logger: Logger;
   /** Per watch: bytes of events a client that stopped reading may leave unsent before its watch is ended. */
   watchBufferBytes?: number;
+  /** What one client may hold; DEFAULT_SERVER_LIMITS for what is not given. */
+  limits?: Partial<ServerLimits>;
+  /** Times the connection and large-list limits (default: the real clock). */
+  clock?: Clock;
 }
 
 export interface RunningGrpcServer {
@@ -91,8 +101,18 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       `plaintext is only allowed on a loopback address (127.0.0.1, ::1, localhost), not "${host}"; drop --plaintext to use TLS`,
     );
   }
+  const limits = serverLimits(options.limits);
+  const clock = options.clock ?? realClock;
   const server = new grpc.Server({
-    interceptors: [authInterceptor(options.tokens)],
+    interceptors: [
+      authInterceptor(options.tokens),
+      largeListInterceptor({
+        minBytes: limits.largeListBytes,
+        concurrency: limits.largeListConcurrency,
+        turnMs: limits.largeListTurnMs,
+        clock,
+      }),
+    ],
     // The server's pings only find clients that vanished (a half-open connection after sleep or
     // a network change): no hurry. The timeout outlasts a stalled event loop on either side (a
     // busy agent, a garbage collection here); after a long stall the timeout timer can fire
@@ -105,6 +125,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
     'grpc.max_send_message_length': -1,
     'grpc-node.flow_control_window': 16 * 1024 * 1024,
+    'grpc.max_concurrent_streams': limits.maxConcurrentStreams,
   });
   server.addService(
     serverDefinition(),
@@ -126,20 +147,30 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
 
   addReflection(server);
   const health = new HealthImplementation({ '': 'SERVING', [SERVICE_NAME]: 'SERVING' });
-  health.addToServer(server);
+  addHealthService(server, health);
 
-  const credentials = options.tls
-    ? grpc.ServerCredentials.createSsl(
-        null,
-        [{ cert_chain: Buffer.from(options.tls.certPem), private_key: Buffer.from(options.tls.keyPem) }],
-        false,
-      )
-    : grpc.ServerCredentials.createInsecure();
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(options.listen, credentials, (err, p) =>
-      err ? reject(new Error(`cannot listen on ${options.listen}: ${err.message}`)) : resolve(p),
-    ),
-  );
+  // The guard accepts every connection and terminates TLS (it must see the HTTP/2 preface);
+  // grpc-js serves HTTP/2 on what it hands over, so grpc-js itself gets no TLS credentials.
+  const guard = new ConnectionGuard({
+    host,
+    port: splitHostPort(options.listen).port,
+    tls: options.tls,
+    injector: server.createConnectionInjector(grpc.ServerCredentials.createInsecure()),
+    prefaceTimeoutMs: limits.prefaceTimeoutMs,
+    maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
+    clock,
+    logger: options.logger,
+  });
+  let port: number;
+  try {
+    port = await guard.listen();
+  } catch (err) {
+    guard.close();
+    server.forceShutdown();
+    throw new Error(
+      `cannot listen on ${options.listen}: ${(err as Error).message}; stop what holds the port or choose another --listen address`,
+    );
+  }
 
   return {
     port,
@@ -148,6 +179,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     async close(graceMs = 5_000) {
       health.setStatus('', 'NOT_SERVING');
       health.setStatus(SERVICE_NAME, 'NOT_SERVING');
+      guard.close();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();

@@ -6,11 +6,16 @@
  * errors carry their reason and field causes in `kubelab-status-bin` trailing metadata.
  */
 import * as grpc from '@grpc/grpc-js';
-import { ApiObject, ResourcesService, WatchEvent as WireWatchEvent } from '../../proto/gen/kubelab/v1/api.js';
+import {
+  ApiObject,
+  ResourcesService,
+  WatchEvent as WireWatchEvent,
+  WriteRequestEnvelope,
+} from '../../proto/gen/kubelab/v1/api.js';
 import type { ApiError } from '../../client/api/errors.js';
 import { STATUS_METADATA_KEY } from '../../client/grpc/connection.js';
 import { encodeShared } from '../../client/grpc/sharedwriter.js';
-import { decodeWithWireReader } from '../../client/grpc/wirereader.js';
+import { decodeWithWireReader, WireReader } from '../../client/grpc/wirereader.js';
 import { resolveKind, toApiObject } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
 import type { CachedObject } from '../apiserver/watchcache.js';
@@ -190,8 +195,13 @@ type MethodDef = { requestDeserialize: (b: Buffer) => unknown; responseSerialize
 
 /** A service definition whose requests that fail to decode become `Malformed` markers. */
 export function safeService(definition: Record<string, unknown>): grpc.ServiceDefinition {
+  return withSafeRequests(decodeWithWireReader(definition, 'request'));
+}
+
+/** Any service definition (ts-proto's or proto-loader's) with its request decoding made safe. */
+export function withSafeRequests(definition: object): grpc.ServiceDefinition {
   const out: Record<string, unknown> = {};
-  for (const [name, def] of Object.entries(decodeWithWireReader(definition, 'request'))) {
+  for (const [name, def] of Object.entries(definition)) {
     const d = def as MethodDef;
     out[name] = {
       ...d,
@@ -201,21 +211,68 @@ export function safeService(definition: Record<string, unknown>): grpc.ServiceDe
   return out as unknown as grpc.ServiceDefinition;
 }
 
-/** The Resources service as the server registers it: every answer goes out pre-encoded. */
+/**
+ * The Resources service as the server registers it: every answer goes out pre-encoded, and
+ * writes are read as envelopes whose objects stay bytes until the caller is authorized.
+ */
 export function serverDefinition(): grpc.ServiceDefinition {
   const out = safeService(ResourcesService) as unknown as Record<string, MethodDef>;
   for (const method of ['get', 'list', 'watch', 'create', 'update', 'updateStatus', 'patch', 'bind']) {
     out[method] = { ...out[method], responseSerialize: (v: Buffer) => v } as unknown as MethodDef;
   }
+  for (const method of ['create', 'update', 'updateStatus']) {
+    out[method] = {
+      ...out[method],
+      requestDeserialize: safeDecode((b) => WriteRequestEnvelope.decode(new WireReader(b))),
+    } as unknown as MethodDef;
+  }
   return out as unknown as grpc.ServiceDefinition;
 }
 
+/**
+ * The status travels in HTTP/2 trailers, which peers cap (often at 8–16 KiB in all): a status
+ * that does not fit never reaches the client, whose call then hangs to its deadline. The
+ * message is already bounded (ApiError); causes are dropped from the end until it fits.
+ */
+const MAX_STATUS_BYTES = 6 * 1024;
+
+/** At most `maxBytes` of `s`'s UTF-8, cut on a character boundary. */
+function truncateUtf8(s: string, maxBytes: number): string {
+  if (Buffer.byteLength(s) <= maxBytes) return s;
+  return `${Buffer.from(s)
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '')}…`;
+}
+
 export function statusMetadata(err: ApiError): grpc.Metadata {
+  const status = err.toStatus();
+  let causes = status.details.causes ?? [];
+  const encode = (message: string) =>
+    JSON.stringify({
+      ...status,
+      message,
+      details: { ...status.details, ...(causes.length ? { causes } : {}) },
+    });
+  let json = encode(status.message);
+  while (Buffer.byteLength(json) > MAX_STATUS_BYTES && causes.length) {
+    causes = causes.slice(0, Math.floor(causes.length / 2));
+    json = encode(status.message);
+  }
+  if (Buffer.byteLength(json) > MAX_STATUS_BYTES)
+    json = encode(truncateUtf8(status.message, MAX_STATUS_BYTES / 4));
   const md = new grpc.Metadata();
-  md.set(STATUS_METADATA_KEY, Buffer.from(JSON.stringify(err.toStatus())));
+  md.set(STATUS_METADATA_KEY, Buffer.from(json));
   return md;
 }
 
+/** grpc-message is percent-encoded: non-ASCII text takes three times its bytes (6 KiB here at most). */
+const MAX_DETAILS_BYTES = 2 * 1024;
+
 export function toServiceError(err: ApiError): Partial<grpc.ServiceError> {
-  return { code: err.code, details: err.message, metadata: statusMetadata(err) };
+  return {
+    code: err.code,
+    details: truncateUtf8(err.message, MAX_DETAILS_BYTES),
+    metadata: statusMetadata(err),
+  };
 }

@@ -7,10 +7,11 @@
  *
  * History replay and compaction run in small chunks, so neither blocks writers or the GUI.
  */
-import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { nextTurn } from '../../client/util/nextturn.js';
+import { takeLock } from './lockfile.js';
 import { SqliteEngine, type EngineState, type Outcome, type Stats, type WriteOp } from './sqlite-engine.js';
 import {
   prefixEnd,
@@ -120,43 +121,21 @@ function spawnWriter(path: string): Promise<{ writer: Writer; state: EngineState
 
 const REPLAY_CHUNK = 2000;
 
-/** Files open in this process (a second server in the same process must be refused too). */
-const openFiles = new Set<string>();
-
-/** One process owns a database file: a pid lock file next to it says which. */
-function takeLock(path: string): () => void {
-  const lock = `${path}.lock`;
-  if (openFiles.has(path)) throw inUse(path, process.pid);
-  if (existsSync(lock)) {
-    const pid = Number(readFileSync(lock, 'utf8').trim());
-    if (pid && pid !== process.pid && isAlive(pid)) throw inUse(path, pid);
-  }
-  writeFileSync(lock, String(process.pid));
-  openFiles.add(path);
-  return () => {
-    openFiles.delete(path);
+/**
+ * The database and its WAL and shared-memory files are the owner's only (0600), whatever the
+ * umask or the folder's mode: SQLite gives -wal and -shm the database file's own mode when it
+ * creates them, so the database file is made 0600 before SQLite opens it, and files an
+ * earlier version left with a wider mode are narrowed.
+ */
+function keepPrivate(path: string): void {
+  closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     try {
-      unlinkSync(lock);
-    } catch {
-      // Already gone.
+      chmodSync(file, 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-  };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-function inUse(path: string, pid: number): StorageError {
-  return new StorageError(
-    'Unavailable',
-    `the database ${path} is in use by another kubelab server (pid ${pid}); stop it or choose another --data-dir`,
-  );
 }
 
 class SqliteWatcher {
@@ -261,14 +240,17 @@ export class SqliteStorage implements Storage {
   }
 
   static async open(options: SqliteStorageOptions): Promise<SqliteStorage> {
-    if (options.path === ':memory:' || options.inline) {
-      const engine = openEngine(options.path, true, options.path !== ':memory:');
+    const onDisk = options.path !== ':memory:';
+    if (onDisk) mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+    if (!onDisk || options.inline) {
+      if (onDisk) keepPrivate(options.path);
+      const engine = openEngine(options.path, true, onDisk);
       return new SqliteStorage(options, engine, inlineWriter(engine), engine.state(), () => undefined);
     }
-    mkdirSync(dirname(options.path), { recursive: true });
     const unlock = takeLock(options.path);
     let spawned: { writer: Writer; state: EngineState };
     try {
+      keepPrivate(options.path);
       spawned = await spawnWriter(options.path);
     } catch (err) {
       unlock();

@@ -9,6 +9,7 @@ export type {
   WatchEvent,
   CreateRequest,
   UpdateRequest,
+  WriteRequestEnvelope,
   PatchRequest,
   DeleteRequest,
   Preconditions,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../client/api/types.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
+import { forgedContinue } from '../support/forgedcontinue.js';
 
 let etcd: EtcdServer;
 const dirs: string[] = [];
@@ -75,6 +76,28 @@ describe('apiserver on etcd', () => {
       await expect(c.list('Pod', { limit: 2, continue: page2.continue })).rejects.toMatchObject({
         reason: 'Expired',
         code: 11,
+      });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('answers a forged continue token and an Exact list at a future revision as the client’s error', async () => {
+    const t = await start('/kubelab-d');
+    const c = t.client();
+    try {
+      for (let i = 0; i < 3; i++) await c.create(pod(`p${i}`));
+      const real = (await c.list('Pod', { limit: 1 })).continue!;
+      const future = (await t.cp.storage.currentRevision()) + 1000;
+      await expect(
+        c.list('Pod', { limit: 1, continue: forgedContinue(real, { rv: future }) }),
+      ).rejects.toMatchObject({ reason: 'BadRequest', code: 3 });
+      await expect(
+        c.list('Pod', { resourceVersion: String(future), resourceVersionMatch: 'Exact' }),
+      ).rejects.toMatchObject({
+        reason: 'BadRequest',
+        code: 3,
+        message: expect.stringContaining('too large resource version'),
       });
     } finally {
       await t.close();

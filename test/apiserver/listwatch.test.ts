@@ -4,6 +4,7 @@ import type { Namespace, Pod, WatchEvent } from '../../client/api/types.js';
 import type { Watch } from '../../client/client.js';
 import { clone } from '../../client/util/objects.js';
 import { startTestApiServer, type TestApiServer } from '../support/apiserver.js';
+import { forgedContinue } from '../support/forgedcontinue.js';
 
 let t: TestApiServer;
 beforeEach(async () => {
@@ -140,6 +141,34 @@ describe('list', () => {
     await t.admin.create(pod('b'));
     const then = await t.admin.list('Pod', { resourceVersion: rv, resourceVersionMatch: 'Exact' });
     expect(then.items.map((p) => p.metadata?.name)).toEqual(['a']);
+  });
+
+  it('refuses a forged continue token as invalid, never as unavailable (which clients retry forever)', async () => {
+    for (let i = 0; i < 3; i++) await t.admin.create(pod(`p${i}`));
+    const real = (await t.admin.list('Pod', { limit: 1 })).continue!;
+    const future = (await t.storage.currentRevision()) + 1000;
+    for (const rv of [future, 0, -1, 1.5, '3', null]) {
+      const err = await rejection(t.admin.list('Pod', { limit: 1, continue: forgedContinue(real, { rv }) }));
+      expect([err.reason, err.code, err.message], `rv ${String(rv)}`).toEqual([
+        'BadRequest',
+        3,
+        'the continue token is invalid; list again without it',
+      ]);
+    }
+    for (const garbage of ['bnVsbA', Buffer.from('[1,2]').toString('base64url')]) {
+      expect((await rejection(t.admin.list('Pod', { continue: garbage }))).code, garbage).toBe(3);
+    }
+  });
+
+  it('answers an Exact list at a future resourceVersion "too large resource version", as the client’s error', async () => {
+    await t.admin.create(pod('a'));
+    const current = await t.storage.currentRevision();
+    const future = String(current + 1000);
+    const err = await rejection(
+      t.admin.list('Pod', { resourceVersion: future, resourceVersionMatch: 'Exact' }),
+    );
+    expect([err.reason, err.code]).toEqual(['BadRequest', 3]);
+    expect(err.message).toContain(`too large resource version: ${future}, current: ${current}`);
   });
 });
 

@@ -59,6 +59,9 @@ beforeAll(async () => {
   await admin.create(pod('on-b', 'node-b'));
   await admin.create(pod('on-a', 'node-a'));
   await admin.create(pod('unscheduled'));
+  await admin.create(event('about-b', { kind: 'Node', name: 'node-b' }));
+  await admin.create(event('about-b-patched', { kind: 'Node', name: 'node-b' }));
+  await admin.create(event('about-pod-on-b', { kind: 'Pod', name: 'on-b', namespace: 'default' }));
 });
 afterAll(async () => t.close());
 
@@ -141,6 +144,26 @@ describe("node A against node B's objects and other kinds", () => {
       'an event about a DaemonSet',
       () => a.create(event('ev-ds', { kind: 'DaemonSet', name: 'x', namespace: 'default' })),
     ],
+    [
+      'rewrite an event about Node B into one about itself',
+      async () =>
+        a.update({
+          ...clone(await admin.get('Event', 'about-b')),
+          involvedObject: { kind: 'Node', name: 'node-a' },
+        }),
+    ],
+    [
+      'patch an event about Node B into one about itself',
+      () => a.patch('Event', 'about-b-patched', { involvedObject: { kind: 'Node', name: 'node-a' } }),
+    ],
+    [
+      'rewrite an event about a pod on B into one about its own pod',
+      async () =>
+        a.update({
+          ...clone(await admin.get('Event', 'about-pod-on-b')),
+          involvedObject: { kind: 'Pod', name: 'on-a', namespace: 'default' },
+        }),
+    ],
     ['list events', () => a.list('Event')],
     [
       'create a Namespace',
@@ -170,6 +193,12 @@ describe("node A against node B's objects and other kinds", () => {
   ];
   it.each(cases)('%s: PERMISSION_DENIED', async (_name, attempt) => {
     await denied(attempt());
+  });
+
+  it("leaves node B's events as they were", async () => {
+    for (const name of ['about-b', 'about-b-patched'])
+      expect((await admin.get('Event', name)).involvedObject).toEqual({ kind: 'Node', name: 'node-b' });
+    expect((await admin.get('Event', 'about-pod-on-b')).involvedObject?.name).toBe('on-b');
   });
 });
 
@@ -202,7 +231,9 @@ describe('node A on its own objects', () => {
     // Its own pods' logs pass authorization (this apiserver has no agent tunnels to go further).
     await expect(a.logs('default', 'on-a')).rejects.toMatchObject({ reason: 'FailedPrecondition' });
     await a.patch('Pod', 'on-a', { status: { phase: 'Running' } }, { subresource: 'status' });
-    await a.create(event('ev-a', { kind: 'Node', name: 'node-a' }));
+    const ev = await a.create(event('ev-a', { kind: 'Node', name: 'node-a' }));
+    await a.update({ ...clone(ev), count: 2 });
+    await a.patch('Event', 'ev-a', { count: 3 });
     await a.create(event('ev-pa', { kind: 'Pod', name: 'on-a', namespace: 'default' }));
     expect((await a.list('Namespace')).items.length).toBeGreaterThan(0);
     const gone = await a.delete('Pod', 'on-a', { gracePeriodSeconds: 0 });

@@ -65,6 +65,7 @@ describe('LoginSessions', () => {
     expect(sessions(tokens, clock).identityFromCookie(cookie)).toEqual({
       name: 'user-abc123',
       role: 'admin',
+      tokenId: 'abc123',
     });
     expect(sessions(tokens, clock, Buffer.alloc(32, 8)).identityFromCookie(cookie)).toBeUndefined();
   });
@@ -101,7 +102,11 @@ describe('LoginSessions', () => {
     clock.advance(SESSION_TTL_MS / 2);
     expect(s.identityFromCookie(cookie)).toBeUndefined();
     expect(s.renewal(cookie)).toBeUndefined();
-    expect(s.identityFromCookie(renewed!.split(';')[0])).toEqual({ name: 'user-abc123', role: 'admin' });
+    expect(s.identityFromCookie(renewed!.split(';')[0])).toEqual({
+      name: 'user-abc123',
+      role: 'admin',
+      tokenId: 'abc123',
+    });
   });
 
   it('ends with its token: deleted, re-created under the same id, expired, or not a person’s', () => {

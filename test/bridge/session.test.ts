@@ -77,6 +77,7 @@ describe('BridgeSession', () => {
       tcp.cp.client(identity),
       (m) => sent.push(m),
       bridgeHello(tcp.cp, identity),
+      { readManifests: (text) => tcp.cp.api.manifests.readAll(text) },
     );
     return { session, sent };
   };

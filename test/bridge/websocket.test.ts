@@ -7,6 +7,7 @@ import { kindInfo } from '../../client/api/kinds.js';
 import type { KubeObject, ListResult, WatchEvent } from '../../client/api/types.js';
 import type { BridgeHello, BridgeMessage } from '../../client/bridge/protocol.js';
 import { ensureUiToken } from '../../main/bridge/uitoken.js';
+import { TOKEN_DELETED } from '../../main/bridge/websocket.js';
 import { eventually } from '../support/wait.js';
 import { APP_JS, INDEX_HTML, startFixture, type Conn, type Fixture } from './support.js';
 
@@ -260,7 +261,11 @@ describe('signing in', () => {
   it('keeps the same token across restarts, and the printed URL carries it', () => {
     const token = ensureUiToken(f.tcp.cp.tokens, f.tcp.dataDir);
     expect(ensureUiToken(f.tcp.cp.tokens, f.tcp.dataDir)).toBe(token);
-    expect(f.tcp.cp.tokens.authenticate(token)).toEqual({ name: 'ui', role: 'admin' });
+    expect(f.tcp.cp.tokens.authenticate(token)).toEqual({
+      name: 'ui',
+      role: 'admin',
+      tokenId: token.slice(0, 6),
+    });
     expect(f.ui.url(token)).toBe(`http://127.0.0.1:${f.ui.port}/?token=${token}`);
   });
 
@@ -330,6 +335,27 @@ describe('signing in', () => {
     f.tcp.cp.tokens.delete(record.id);
     expect((await f.get('/', { cookie })).status).toBe(401);
     expect((await (await f.connect({ cookie })).closed).code).toBe(4401);
+  });
+
+  it('closes the open pages signed in with a token as soon as it is deleted in Settings', async () => {
+    const { token, record } = f.tcp.cp.tokens.create({ name: 'housemate', role: 'viewer' });
+    const page = await f.connect({ cookie: await f.login(token) });
+    const script = await f.connect({ bearer: token, origin: null });
+    // The page is watching when its token goes.
+    const watch = page.send({ op: 'watch', kind: 'Namespace' });
+    await page.next((m) => m.id === watch && m.op === 'event', 'the watch to start');
+
+    expect(await gui.value({ op: 'deleteToken', tokenId: record.id })).toBeNull();
+
+    for (const conn of [page, script]) {
+      const closed = await Promise.race([
+        conn.closed,
+        new Promise((resolve) => setTimeout(() => resolve('still open 10 s after the deletion'), 10_000)),
+      ]);
+      expect(closed).toEqual({ code: 4401, reason: TOKEN_DELETED });
+    }
+    // The admin's page, signed in with another token, stays open and served.
+    expect(await gui.value<BridgeHello>({ op: 'hello' })).toMatchObject({ user: 'ui' });
   });
 });
 

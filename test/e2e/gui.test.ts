@@ -194,8 +194,8 @@ it('Settings shows how the server runs and manages tokens', async () => {
   await page.click('[data-testid="new-token-form"] button[type="submit"]');
   const secret = (await page.locator('[data-testid="created-token"] .secret code').innerText()).trim();
   const identity = t.cp.tokens.authenticate(secret);
-  expect(identity).toEqual({ name: 'alice', role: 'viewer' });
   const id = secret.split('.')[0];
+  expect(identity).toEqual({ name: 'alice', role: 'viewer', tokenId: id });
   await expect.poll(() => text(`[data-token="${id}"]`)).toMatch(/viewer\s+alice/);
   expect(await text(`[data-token="${id}"]`)).toContain('in 2h');
 

@@ -152,6 +152,85 @@ describe('joining', () => {
   });
 });
 
+describe('joining under a name that is taken', () => {
+  const first = 'a'.repeat(43);
+  const other = 'b'.repeat(43);
+
+  /** A client with a node credential that gives up at once (a refusal shows as itself). */
+  const asNode = (token: string) => grpcClient({ server, token, caPem: t.caPem, retry: { attempts: 1 } });
+
+  async function joinToken(): Promise<string> {
+    return (await tokens.create()).token!;
+  }
+
+  it('refuses another machine (another or no node password), and the live node keeps working', async () => {
+    const live = await joinCluster(server, await joinToken(), 'twin', { nodePassword: first });
+    const liveNode = asNode(live.token);
+    await liveNode.create(nodeObject('twin'));
+
+    for (const nodePassword of [other, '']) {
+      const err = await failure(joinCluster(server, await joinToken(), 'twin', { nodePassword }));
+      expect(err.code).toBe(6); // ALREADY_EXISTS
+      expect(err.message).toContain('node "twin" is already joined by another machine');
+      expect(err.message).toContain('labctl delete node twin');
+      expect(err.message).toContain('--node-name');
+      expect(err.message).toContain('--force');
+    }
+    expect((await liveNode.get('Node', 'twin')).metadata?.name).toBe('twin');
+    liveNode.close();
+  });
+
+  it('lets the same machine join again (same node password): the new credential replaces the old', async () => {
+    const before = await joinCluster(server, await joinToken(), 'same-machine', { nodePassword: first });
+    const again = await joinCluster(server, await joinToken(), 'same-machine', { nodePassword: first });
+    const oldCred = asNode(before.token);
+    const newCred = asNode(again.token);
+    expect((await newCred.create(nodeObject('same-machine'))).metadata?.name).toBe('same-machine');
+    expect((await failure(oldCred.get('Node', 'same-machine'))).code).toBe(16);
+    oldCred.close();
+    newCred.close();
+  });
+
+  it('lets anyone take a name whose credential is gone: the Node deleted, or the credential deleted', async () => {
+    const gone = await joinCluster(server, await joinToken(), 'replaced', { nodePassword: first });
+    const goneNode = asNode(gone.token);
+    await goneNode.create(nodeObject('replaced'));
+    await t.cp.client().delete('Node', 'replaced');
+    // The Node's deletion revokes its credential (asynchronously, through a watch).
+    for (let i = 0; i < 250; i++) {
+      if (!(await tokens.list()).some((x) => x.nodeName === 'replaced')) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const newMachine = await joinCluster(server, await joinToken(), 'replaced', { nodePassword: other });
+    expect(newMachine.nodeName).toBe('replaced');
+    goneNode.close();
+
+    const credential = (await tokens.list()).find((x) => x.nodeName === 'replaced')!;
+    await tokens.delete(credential.id);
+    const third = await joinCluster(server, await joinToken(), 'replaced', { nodePassword: first });
+    expect(third.nodeName).toBe('replaced');
+  });
+
+  it('lets a forced join take the name over, revoking the live credential', async () => {
+    const live = await joinCluster(server, await joinToken(), 'taken-over', { nodePassword: first });
+    const forced = await joinCluster(server, await joinToken(), 'taken-over', {
+      nodePassword: other,
+      force: true,
+    });
+    const oldCred = asNode(live.token);
+    const newCred = asNode(forced.token);
+    expect((await newCred.create(nodeObject('taken-over'))).metadata?.name).toBe('taken-over');
+    expect((await failure(oldCred.get('Node', 'taken-over'))).code).toBe(16);
+    // From now on the forcing machine's password is the one that counts.
+    await joinCluster(server, await joinToken(), 'taken-over', { nodePassword: other });
+    expect(
+      (await failure(joinCluster(server, await joinToken(), 'taken-over', { nodePassword: first }))).code,
+    ).toBe(6);
+    oldCred.close();
+    newCred.close();
+  });
+});
+
 describe('node metrics', () => {
   it('keeps the recent samples of a node in memory, listable, watchable and with history', async () => {
     const admin = t.client();

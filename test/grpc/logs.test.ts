@@ -91,9 +91,20 @@ async function eventually(ok: () => boolean | Promise<boolean>, what: string, ms
   }
 }
 
+const credentials = new Map<string, { token: string; caPem: string }>();
+
+/**
+ * The node's credential: joined once, then the same one (as its agent holds it). Joining a live
+ * node's name again is refused, and would revoke its agent's credential and tunnel anyway.
+ */
 async function nodeCredential(nodeName: string): Promise<{ token: string; caPem: string }> {
-  const joined = await joinCluster(server, joinToken, nodeName);
-  return { token: joined.token, caPem: joined.caPem };
+  let cred = credentials.get(nodeName);
+  if (!cred) {
+    const joined = await joinCluster(server, joinToken, nodeName);
+    cred = { token: joined.token, caPem: joined.caPem };
+    credentials.set(nodeName, cred);
+  }
+  return cred;
 }
 
 async function startAgent(

@@ -1,7 +1,8 @@
 /**
  * The token store on disk: tokens survive a restart, a deleted token stays deleted even if the
  * server died halfway through writing, a line torn by a crash costs only that line, and the
- * files stay small and readable as thousands of machines join.
+ * files stay small and readable as thousands of machines join. A deletion — here or by a
+ * replica sharing the folder — reaches what was opened with the token.
  */
 import {
   copyFileSync,
@@ -17,8 +18,8 @@ import { appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { realClock } from '../../client/util/clock.js';
-import { TokenStore } from '../../main/grpc/tokens.js';
+import { FakeClock, realClock } from '../../client/util/clock.js';
+import { FILES_RECHECK_MS, TokenStore } from '../../main/grpc/tokens.js';
 
 let dir: string;
 beforeEach(() => {
@@ -40,7 +41,12 @@ it('keeps every issued token across a restart, and forgets deleted ones', () => 
 
   const restarted = open();
   expect(restarted.authenticate(admin)?.role).toBe('admin');
-  expect(restarted.authenticate(nodes[0].token)).toEqual({ name: 'node:n0', role: 'node', nodeName: 'n0' });
+  expect(restarted.authenticate(nodes[0].token)).toEqual({
+    name: 'node:n0',
+    role: 'node',
+    nodeName: 'n0',
+    tokenId: nodes[0].record.id,
+  });
   expect(restarted.authenticate(nodes[49].token)?.nodeName).toBe('n49');
   expect(restarted.authenticate(nodes[3].token)).toBeUndefined();
   expect(restarted.authenticate(nodes[7].token)).toBeUndefined();
@@ -132,4 +138,51 @@ it('replicas sharing a data folder see each other’s tokens, and a deletion kee
   expect(restarted.authenticate(fromA.token)?.nodeName).toBe('a');
   expect(restarted.authenticate(fromB.token)?.nodeName).toBe('b');
   expect(restarted.authenticate(other.token)).toBeUndefined();
+});
+
+it('a deletion through one replica reaches the other within a recheck, with no request needed', () => {
+  const clock = new FakeClock();
+  const a = new TokenStore(dir, clock);
+  const b = new TokenStore(dir, clock);
+  const viewer = a.create({ name: 'housemate', role: 'viewer' });
+  // b has verified the token (and remembers it), and a watch is open with it on b.
+  const identity = b.authenticate(viewer.token)!;
+  expect(identity).toMatchObject({ role: 'viewer', tokenId: viewer.record.id });
+  const ended: string[] = [];
+  b.revocations.whenRevoked(identity, () => ended.push('watch on b'));
+  b.startWatchingFiles();
+  try {
+    expect(a.delete(viewer.record.id)).toBe(true);
+    clock.advance(FILES_RECHECK_MS);
+    expect(ended).toEqual(['watch on b']);
+    expect(b.authenticate(viewer.token)).toBeUndefined();
+  } finally {
+    b.stopWatchingFiles();
+  }
+});
+
+it('tells what was opened with a token that it was deleted, or its node revoked, at once', () => {
+  const store = new TokenStore(dir, new FakeClock());
+  const viewer = store.create({ name: 'v', role: 'viewer' });
+  const node = store.create({ name: 'system:node:pi', role: 'node', nodeName: 'pi' });
+  const kept = store.create({ name: 'k', role: 'viewer' });
+  const ended: string[] = [];
+  for (const [what, t] of [
+    ['viewer', viewer],
+    ['node', node],
+    ['kept', kept],
+  ] as const) {
+    store.revocations.whenRevoked(store.authenticate(t.token)!, () => ended.push(what));
+  }
+  const forgotten = store.revocations.whenRevoked(store.authenticate(kept.token)!, () =>
+    ended.push('stream that ended by itself'),
+  );
+  forgotten();
+  store.delete(viewer.record.id);
+  expect(ended).toEqual(['viewer']);
+  store.revokeNode('pi');
+  expect(ended).toEqual(['viewer', 'node']);
+  store.delete(kept.record.id);
+  expect(ended).toEqual(['viewer', 'node', 'kept']);
+  expect(store.revocations.waiting).toBe(0);
 });

@@ -61,7 +61,11 @@ describe('tokens', () => {
       description: 'for the dashboard',
       ttlSeconds: 7200,
     });
-    expect(t.cp.tokens.authenticate(created.token)).toEqual({ name: 'bob', role: 'viewer' });
+    expect(t.cp.tokens.authenticate(created.token)).toEqual({
+      name: 'bob',
+      role: 'viewer',
+      tokenId: created.id,
+    });
     const expires = Date.parse(created.expiresAt!);
     expect(expires).toBeGreaterThanOrEqual(before + 7200_000 - 1000);
     expect(expires).toBeLessThanOrEqual(Date.now() + 7200_000);

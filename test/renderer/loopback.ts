@@ -5,10 +5,8 @@
  */
 import type { Identity } from '../../client/api/local.js';
 import type { BridgeMessage, BridgeRequest } from '../../client/bridge/protocol.js';
-import { inProcessClient } from '../../client/inprocess.js';
 import { guiSession, type GuiSession } from '../../main/bridge/guisession.js';
-import { bridgeHello } from '../../main/bridge/hello.js';
-import { BridgeSession } from '../../main/bridge/session.js';
+import { sessionFor } from '../../main/bridge/sessionfor.js';
 import {
   BridgeClient,
   BridgeRequestError,
@@ -42,12 +40,7 @@ export class LoopbackTransport implements BridgeTransport {
     const { cp } = this.t;
     const send = (m: BridgeMessage) =>
       queueMicrotask(() => this.messageListener?.(JSON.parse(JSON.stringify(m)) as BridgeMessage));
-    this.session = guiSession(
-      cp,
-      this.identity,
-      new BridgeSession(inProcessClient(cp.api, this.identity), send, bridgeHello(cp, this.identity)),
-      send,
-    );
+    this.session = guiSession(cp, this.identity, sessionFor(cp, this.identity, send), send);
     this.stateListener?.('open');
   }
   cut(): void {

@@ -4,7 +4,7 @@
  * way the agent joins), so that the agents then start from stored credentials at once instead
  * of joining their nodes one after another (~0.3–0.6 s each on a 2-core machine).
  */
-import { credentialsPath, obtainCredentials } from '../../../agent/credentials.js';
+import { credentialsPath, nodePasswordPath, obtainCredentials } from '../../../agent/credentials.js';
 import { log } from './run.js';
 import { fmt } from './stats.js';
 import { throughput } from './workloads.js';
@@ -29,6 +29,7 @@ export async function joinAhead(
     const j = await throughput(nodes.length, concurrency, async (i) => {
       await obtainCredentials({
         path: credentialsPath(nodes[i].dataDir, nodes[i].node),
+        passwordPath: nodePasswordPath(nodes[i].dataDir, nodes[i].node),
         servers: [server],
         joinToken,
         nodeName: nodes[i].node,

@@ -13,7 +13,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { buildAgentProgram, configFromFlags } from '../../../agent/cli.js';
-import { credentialsPath, obtainCredentials } from '../../../agent/credentials.js';
+import { credentialsPath, nodePasswordPath, obtainCredentials } from '../../../agent/credentials.js';
 import { HollowFleet } from '../../../agent/hollow.js';
 import { createAgentLogger } from '../../../agent/logger.js';
 import { nowMs, percentileSorted, sortedCopy } from './stats.js';
@@ -250,6 +250,7 @@ async function preJoin(config: HollowChildConfig): Promise<JoinStats> {
       try {
         await obtainCredentials({
           path: credentialsPath(config.dataDir, `${config.prefix}-${i}`),
+          passwordPath: nodePasswordPath(config.dataDir, `${config.prefix}-${i}`),
           servers: config.servers,
           joinToken: config.token,
           nodeName: `${config.prefix}-${i}`,

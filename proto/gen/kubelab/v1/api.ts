@@ -155,7 +155,17 @@ export interface CreateRequest {
     | undefined;
   /** Used when the object leaves metadata.namespace empty. */
   namespace?: string | undefined;
-  dryRun?: boolean | undefined;
+  dryRun?:
+    | boolean
+    | undefined;
+  /**
+   * The object's kind ("Pod") and name, as Kubernetes puts them in a request's URL: the
+   * server authorizes the request from them before it reads the object, and the object must
+   * match them. Optional for a typed object (its field names the kind) and for an admin; a
+   * credential that may write only some kinds must name the kind of a manifest.
+   */
+  kind?: string | undefined;
+  name?: string | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -164,6 +174,23 @@ export interface UpdateRequest {
   manifest?: string | undefined;
   namespace?: string | undefined;
   dryRun?: boolean | undefined;
+  kind?: string | undefined;
+  name?: string | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * How the server first reads a CreateRequest or UpdateRequest: the same fields and numbers,
+ * with the object kept as bytes, so that the request is authorized from its kind, namespace
+ * and name before the object is decoded. Clients send CreateRequest or UpdateRequest.
+ */
+export interface WriteRequestEnvelope {
+  object?: Buffer | undefined;
+  manifest?: string | undefined;
+  namespace?: string | undefined;
+  dryRun?: boolean | undefined;
+  kind?: string | undefined;
+  name?: string | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -1013,6 +1040,12 @@ export const CreateRequest: MessageFns<CreateRequest> = {
     if (message.dryRun !== undefined && message.dryRun !== false) {
       writer.uint32(32).bool(message.dryRun);
     }
+    if (message.kind !== undefined && message.kind !== "") {
+      writer.uint32(42).string(message.kind);
+    }
+    if (message.name !== undefined && message.name !== "") {
+      writer.uint32(50).string(message.name);
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -1069,6 +1102,22 @@ export const CreateRequest: MessageFns<CreateRequest> = {
             message.dryRun = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1111,6 +1160,12 @@ export const UpdateRequest: MessageFns<UpdateRequest> = {
     }
     if (message.dryRun !== undefined && message.dryRun !== false) {
       writer.uint32(32).bool(message.dryRun);
+    }
+    if (message.kind !== undefined && message.kind !== "") {
+      writer.uint32(42).string(message.kind);
+    }
+    if (message.name !== undefined && message.name !== "") {
+      writer.uint32(50).string(message.name);
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -1166,6 +1221,143 @@ export const UpdateRequest: MessageFns<UpdateRequest> = {
             }
 
             message.dryRun = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseWriteRequestEnvelope(): WriteRequestEnvelope {
+  return {};
+}
+
+export const WriteRequestEnvelope: MessageFns<WriteRequestEnvelope> = {
+  encode(message: WriteRequestEnvelope, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.object !== undefined && message.object.length !== 0) {
+      writer.uint32(10).bytes(message.object);
+    }
+    if (message.manifest !== undefined && message.manifest !== "") {
+      writer.uint32(18).string(message.manifest);
+    }
+    if (message.namespace !== undefined && message.namespace !== "") {
+      writer.uint32(26).string(message.namespace);
+    }
+    if (message.dryRun !== undefined && message.dryRun !== false) {
+      writer.uint32(32).bool(message.dryRun);
+    }
+    if (message.kind !== undefined && message.kind !== "") {
+      writer.uint32(42).string(message.kind);
+    }
+    if (message.name !== undefined && message.name !== "") {
+      writer.uint32(50).string(message.name);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WriteRequestEnvelope {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWriteRequestEnvelope();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.object = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.manifest = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.namespace = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.name = reader.string();
             continue;
           }
         }

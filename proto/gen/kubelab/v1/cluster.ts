@@ -54,7 +54,22 @@ export interface GetVersionResponse {
 
 export interface JoinRequest {
   /** DNS-1123 subdomain, usually the machine's hostname. */
-  nodeName?: string | undefined;
+  nodeName?:
+    | string
+    | undefined;
+  /**
+   * The node's own secret (k3s's node password): made by the agent on its first join and kept
+   * beside its credential. A join under the name of a node that still has a credential is
+   * accepted only with the same password (the server keeps a hash of it), or with force.
+   */
+  nodePassword?:
+    | string
+    | undefined;
+  /**
+   * Take the name over even though another machine holds a credential for it: that
+   * credential is revoked (kubelab-agent --force, for a machine that replaces another).
+   */
+  force?: boolean | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -389,6 +404,12 @@ export const JoinRequest: MessageFns<JoinRequest> = {
     if (message.nodeName !== undefined && message.nodeName !== "") {
       writer.uint32(10).string(message.nodeName);
     }
+    if (message.nodePassword !== undefined && message.nodePassword !== "") {
+      writer.uint32(18).string(message.nodePassword);
+    }
+    if (message.force !== undefined && message.force !== false) {
+      writer.uint32(24).bool(message.force);
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -419,6 +440,22 @@ export const JoinRequest: MessageFns<JoinRequest> = {
             }
 
             message.nodeName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nodePassword = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.force = reader.bool();
             continue;
           }
         }

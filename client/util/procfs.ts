@@ -1,7 +1,8 @@
 /**
- * Telling whether a pid still names the process the runtime started. Pids are reused, so a pid
- * alone proves nothing after an agent restart: the runtime records the process's start time
- * with its pid and only adopts a pid whose start time still matches.
+ * Telling whether a pid still names the process that was recorded with it. Pids are reused, so
+ * a pid alone proves nothing after a restart: the agent's runtime (its pods) and the control
+ * plane's store lock record the process's start time with its pid and only trust a pid whose
+ * start time still matches. Windows has neither /proc nor ps: callers check what they can there.
  *
  * Linux: field 22 of /proc/<pid>/stat (starttime, clock ticks since boot) — a synchronous read
  * of a kernel pseudo-file, a few microseconds. Elsewhere (macOS has no /proc):
@@ -91,4 +92,48 @@ export function processInfoFromPs(pid: number): ProcessInfo | undefined {
   const match = /^\s*(\S+)\s+(.+?)\s*$/.exec(out);
   if (!match) return undefined;
   return { startTime: match[2], zombie: match[1].startsWith('Z') };
+}
+
+/**
+ * Linux's identifier of the current boot (/proc/sys/kernel/random/boot_id), or undefined
+ * elsewhere. A /proc start time counts from boot, so it names a process only within one boot.
+ */
+export function currentBootId(): string | undefined {
+  if (!hasProc) return undefined;
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * When `pid` started, in milliseconds since the epoch, rounded down (so never later than the
+ * real start), or undefined when no such process exists. Linux: boot time (/proc/stat btime,
+ * whole seconds) plus the /proc start time in clock ticks, at the USER_HZ of 100 that Linux
+ * gives every mainstream architecture; elsewhere ps's lstart, read in the C locale.
+ */
+export function processStartedAt(pid: number): number | undefined {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  if (!hasProc) return startedAtFromPs(pid);
+  const info = procInfo(pid);
+  const btime = /^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1];
+  if (!info || !btime) return undefined;
+  return Number(btime) * 1000 + Math.floor((Number(info.startTime) * 1000) / USER_HZ);
+}
+
+const USER_HZ = 100;
+
+function startedAtFromPs(pid: number): number | undefined {
+  try {
+    const out = execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+    const at = Date.parse(out.trim());
+    return Number.isNaN(at) ? undefined : at;
+  } catch {
+    return undefined;
+  }
 }
