@@ -62,8 +62,12 @@ for (const k of KINDS) {
 }
 const byField = new Map<string, KindInfo>(KINDS.map((k) => [k.field, k]));
 
+/** No kind's name is longer: a longer one is refused without being copied. */
+const MAX_KIND_NAME = 100;
+
 /** Resolves "Pod", "pods", "pod", "po" or "daemonsets.apps" (any case). */
 export function resolveKind(name: string): KindInfo | undefined {
+  if (name.length > MAX_KIND_NAME) return undefined;
   return byName.get(name.trim().toLowerCase());
 }
 

@@ -16,7 +16,10 @@ export interface ParseLimits {
   maxValues: number;
   /** Characters of one object key. */
   maxKeyLength: number;
-  /** YAML: lexical tokens (the YAML parser's cost is per token, several per value). */
+  /**
+   * YAML: lexical tokens. The yaml library's time and the syntax tree it holds (~450 bytes a
+   * token) grow per token, several per value: 50,000 is some 7,000 lines, ~25 MB while parsed.
+   */
   maxYamlTokens: number;
   /**
    * YAML: alias nodes (`*name`) in the whole text; also the yaml library's bound on what they
@@ -35,7 +38,7 @@ export const DEFAULT_PARSE_LIMITS: Readonly<ParseLimits> = Object.freeze({
   maxDepth: 100,
   maxValues: 200_000,
   maxKeyLength: 1024,
-  maxYamlTokens: 100_000,
+  maxYamlTokens: 50_000,
   maxYamlAliases: 100,
   maxDocuments: 100,
 });

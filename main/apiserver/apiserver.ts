@@ -99,6 +99,8 @@ export interface CachedList {
 }
 
 const GENERATE_NAME_ATTEMPTS = 5;
+/** The longest name any object can have (a DNS subdomain). */
+const MAX_OBJECT_NAME = 253;
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
 /** What a write changes: the object, its status, or (pods) its node through a binding. */
@@ -200,6 +202,8 @@ export class ApiServer implements LocalApi {
       const namespace = this.namespaceOf(info, req.namespace);
       const name = this.requireName(info, req.name);
       this.authorize(id, { verb: 'get', info, namespace, name });
+      // No object can have a longer name: answer without building a key of it.
+      if (name.length > MAX_OBJECT_NAME) throw notFound(info.kind, name, namespace);
       const rv = resourceVersionOf(req.resourceVersion);
       const key = objectKey(info, namespace, name);
       if (rv !== undefined) {

@@ -2,9 +2,9 @@
  * Manifests as clients send them — a JSON or YAML document as text — turned into plain values
  * within the parse limits (client/parse). JSON is checked in one pass and built by the engine;
  * YAML goes through the yaml library, which costs far more per byte, so its parsing pauses
- * every few thousand tokens (other clients' calls run meanwhile), only a couple of documents
- * are parsed at once (their syntax trees are what takes memory), and a queue that grows too
- * long is refused rather than left to grow.
+ * every few thousand tokens (other clients' calls run meanwhile), one document is parsed at a
+ * time (its syntax tree is what takes memory), and a queue that grows too long is refused
+ * rather than left to grow.
  */
 import pLimit from 'p-limit';
 import { ApiError } from '../../client/api/errors.js';
@@ -18,8 +18,8 @@ import {
 import { parseYamlYielding } from '../../client/parse/yaml.js';
 import { nextTurn } from '../../client/util/nextturn.js';
 
-/** YAML documents parsed at the same time. */
-const YAML_AT_ONCE = 2;
+/** YAML documents parsed at the same time (each syntax tree takes up to ~25 MB while parsed). */
+const YAML_AT_ONCE = 1;
 /** YAML documents waiting their turn before more are refused. */
 const YAML_WAITING = 16;
 

@@ -3,7 +3,7 @@
  * Tokens (admin only) and Metrics (a node's recent usage samples).
  */
 import type * as grpc from '@grpc/grpc-js';
-import { ApiError } from '../../client/api/errors.js';
+import { ApiError, echo } from '../../client/api/errors.js';
 import type { Identity } from '../../client/api/local.js';
 import { isDNS1123Subdomain } from '../../client/api/validation.js';
 import type {
@@ -86,7 +86,7 @@ export function bootstrapHandlers(
       if (!nodeName || problems.length) {
         throw new ApiError(
           'BadRequest',
-          `node name "${nodeName}" is invalid: ${problems.join('; ') || 'it is empty'}; pass --node-name with a lowercase DNS name`,
+          `node name "${echo(nodeName)}" is invalid: ${problems.join('; ') || 'it is empty'}; pass --node-name with a lowercase DNS name`,
         );
       }
       // Joining again replaces the node's old credential, but only from the machine that holds
@@ -159,7 +159,10 @@ export function tokensHandlers(
     delete: unary<DeleteTokenRequest, object>(async (id, req) => {
       requireAdmin(id, 'delete tokens');
       if (!tokens.delete(req.id ?? ''))
-        throw new ApiError('NotFound', `token "${req.id}" not found; list them with \`kubelab token list\``);
+        throw new ApiError(
+          'NotFound',
+          `token "${echo(req.id ?? '', 40)}" not found; list them with \`kubelab token list\``,
+        );
       return {};
     }),
   } as unknown as grpc.UntypedServiceImplementation;

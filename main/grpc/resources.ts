@@ -16,7 +16,6 @@ import type {
   PatchRequest,
   WatchRequest,
 } from '../../client/api/types.js';
-import type { WriteRequestEnvelope } from '../../proto/gen/kubelab/v1/api.js';
 import type { Logger } from '../logging.js';
 import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
 import { kindOf } from '../apiserver/requests.js';
@@ -26,7 +25,7 @@ import { identityOf, rejectMalformed, unaryHandlers } from './handlers.js';
 import { logsHandler } from './logs.js';
 import { revokedError } from './revocations.js';
 import { encodedObject, encodeList, encodeWatchEvent, toServiceError } from './wire.js';
-import { writeRequestOf } from './writeenvelope.js';
+import { writeRequestOf, type WriteEnvelope } from './writeenvelope.js';
 
 /**
  * A watch whose client stopped reading is ended once this much of its events (beyond its
@@ -126,13 +125,13 @@ export function resourcesHandlers(
     get: unary<GetRequest, Buffer>(async (id, req) => objectOut(await api.get(id, req))),
     list: unary<ListRequest, Buffer>(async (id, req) => encodeList(await api.listCached(id, req))),
     watch,
-    create: unary<WriteRequestEnvelope, Buffer>(async (id, req) =>
+    create: unary<WriteEnvelope, Buffer>(async (id, req) =>
       objectOut(await api.create(id, writeRequestOf(api, id, 'create', req))),
     ),
-    update: unary<WriteRequestEnvelope, Buffer>(async (id, req) =>
+    update: unary<WriteEnvelope, Buffer>(async (id, req) =>
       objectOut(await api.update(id, writeRequestOf(api, id, 'update', req))),
     ),
-    updateStatus: unary<WriteRequestEnvelope, Buffer>(async (id, req) =>
+    updateStatus: unary<WriteEnvelope, Buffer>(async (id, req) =>
       objectOut(await api.updateStatus(id, writeRequestOf(api, id, 'update', req, 'status'))),
     ),
     patch: unary<PatchRequest, Buffer>(async (id, req) => objectOut(await api.patch(id, req))),

@@ -6,19 +6,15 @@
  * errors carry their reason and field causes in `kubelab-status-bin` trailing metadata.
  */
 import * as grpc from '@grpc/grpc-js';
-import {
-  ApiObject,
-  ResourcesService,
-  WatchEvent as WireWatchEvent,
-  WriteRequestEnvelope,
-} from '../../proto/gen/kubelab/v1/api.js';
+import { ApiObject, ResourcesService, WatchEvent as WireWatchEvent } from '../../proto/gen/kubelab/v1/api.js';
 import type { ApiError } from '../../client/api/errors.js';
 import { STATUS_METADATA_KEY } from '../../client/grpc/connection.js';
 import { encodeShared } from '../../client/grpc/sharedwriter.js';
-import { decodeWithWireReader, WireReader } from '../../client/grpc/wirereader.js';
+import { decodeWithWireReader } from '../../client/grpc/wirereader.js';
 import { resolveKind, toApiObject } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
 import type { CachedObject } from '../apiserver/watchcache.js';
+import { decodeWriteEnvelope } from './writeenvelope.js';
 
 /** A request whose bytes did not decode. */
 export interface Malformed {
@@ -223,7 +219,7 @@ export function serverDefinition(): grpc.ServiceDefinition {
   for (const method of ['create', 'update', 'updateStatus']) {
     out[method] = {
       ...out[method],
-      requestDeserialize: safeDecode((b) => WriteRequestEnvelope.decode(new WireReader(b))),
+      requestDeserialize: safeDecode(decodeWriteEnvelope),
     } as unknown as MethodDef;
   }
   return out as unknown as grpc.ServiceDefinition;

@@ -10,19 +10,66 @@ import { fromApiObject, KINDS, type KindInfo } from '../../client/api/kinds.js';
 import type { Identity, WriteRequest } from '../../client/api/local.js';
 import { WireReader } from '../../client/grpc/wirereader.js';
 import schemaJson from '../../proto/gen/schema.json' with { type: 'json' };
-import { ApiObject, type WriteRequestEnvelope } from '../../proto/gen/kubelab/v1/api.js';
+import { ApiObject } from '../../proto/gen/kubelab/v1/api.js';
 import type { ApiServer } from '../apiserver/apiserver.js';
 
-const apiObjectFields = (schemaJson as { messages: Record<string, Record<string, { id: number }>> }).messages[
-  'kubelab.v1.ApiObject'
-];
+const messages = (schemaJson as { messages: Record<string, Record<string, { id: number }>> }).messages;
+
+/**
+ * A CreateRequest or UpdateRequest as first read: the object and the manifest stay bytes (views
+ * of the request's own buffer, not copies) until the request is authorized.
+ */
+export interface WriteEnvelope {
+  object?: Uint8Array;
+  manifest?: Uint8Array;
+  namespace: string;
+  dryRun: boolean;
+  kind: string;
+  name: string;
+}
+
+/** The field numbers of CreateRequest; UpdateRequest must use the same (checked at load). */
+const FIELD = Object.fromEntries(
+  ['object', 'manifest', 'namespace', 'dryRun', 'kind', 'name'].map((f) => [
+    f,
+    messages['kubelab.v1.CreateRequest'][f].id,
+  ]),
+) as Record<keyof WriteEnvelope, number>;
+for (const [f, id] of Object.entries(FIELD)) {
+  if (messages['kubelab.v1.UpdateRequest'][f]?.id !== id)
+    throw new Error(
+      `UpdateRequest.${f} must have CreateRequest's field number ${id}: the server reads both alike`,
+    );
+}
+
+const utf8 = new TextDecoder();
+
+/** Reads the envelope of a Create or Update request; throws on bytes that are no such message. */
+export function decodeWriteEnvelope(bytes: Uint8Array): WriteEnvelope {
+  const reader = new BinaryReader(bytes);
+  const out: WriteEnvelope = { namespace: '', dryRun: false, kind: '', name: '' };
+  while (reader.pos < reader.len) {
+    const [field, wireType] = reader.tag();
+    const lengthDelimited = wireType === WireType.LengthDelimited;
+    if (field === FIELD.object && lengthDelimited) out.object = reader.bytes();
+    else if (field === FIELD.manifest && lengthDelimited) out.manifest = reader.bytes();
+    else if (field === FIELD.namespace && lengthDelimited) out.namespace = utf8.decode(reader.bytes());
+    else if (field === FIELD.kind && lengthDelimited) out.kind = utf8.decode(reader.bytes());
+    else if (field === FIELD.name && lengthDelimited) out.name = utf8.decode(reader.bytes());
+    else if (field === FIELD.dryRun && wireType === WireType.Varint) out.dryRun = reader.bool();
+    else reader.skip(wireType, field);
+  }
+  return out;
+}
+
+const apiObjectFields = messages['kubelab.v1.ApiObject'];
 const kindByFieldNumber = new Map<number, KindInfo>(
   KINDS.filter((k) => apiObjectFields[k.field]).map((k) => [apiObjectFields[k.field].id, k]),
 );
 
 /**
- * The kind a typed object's bytes carry, read from its field tags alone. ApiObject is a
- * oneof, and protobuf keeps the last of several members sent: so does this.
+ * The kind a typed object's bytes carry, read from its field tags alone. ApiObject is a oneof:
+ * an object that sets two of its members is refused (decoders disagree on which one wins).
  */
 export function kindOfObjectBytes(bytes: Uint8Array): KindInfo | undefined {
   const reader = new BinaryReader(bytes);
@@ -30,7 +77,13 @@ export function kindOfObjectBytes(bytes: Uint8Array): KindInfo | undefined {
   while (reader.pos < reader.len) {
     const [field, wireType] = reader.tag();
     if (wireType === WireType.EndGroup) break;
-    found = kindByFieldNumber.get(field) ?? found;
+    const kind = kindByFieldNumber.get(field);
+    if (kind && found && kind !== found)
+      throw new ApiError(
+        'BadRequest',
+        `the object sets several of ApiObject's fields (${found.field}, ${kind.field}); set exactly one`,
+      );
+    found = kind ?? found;
     reader.skip(wireType, field);
   }
   return found;
@@ -59,7 +112,7 @@ export function writeRequestOf(
   api: ApiServer,
   id: Identity,
   verb: 'create' | 'update',
-  envelope: WriteRequestEnvelope,
+  envelope: WriteEnvelope,
   subresource?: 'status',
 ): WriteRequest {
   const objectBytes = envelope.object?.length ? envelope.object : undefined;
@@ -67,21 +120,23 @@ export function writeRequestOf(
   if (objectBytes) {
     try {
       wireKind = kindOfObjectBytes(objectBytes)?.kind;
-    } catch {
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
       throw new ApiError('BadRequest', 'the object is not a valid protobuf ApiObject; check the client');
     }
   }
+  const manifestBytes = envelope.manifest?.length ? envelope.manifest : undefined;
+  if (objectBytes && manifestBytes)
+    throw new ApiError('BadRequest', 'send either object or manifest, not both');
   const request: WriteRequest = {
     kind: envelope.kind || undefined,
     wireKind,
     name: envelope.name || undefined,
-    manifest: envelope.manifest || undefined,
     namespace: envelope.namespace || undefined,
     dryRun: envelope.dryRun ?? false,
   };
-  if (objectBytes && request.manifest)
-    throw new ApiError('BadRequest', 'send either object or manifest, not both');
   api.authorizeEnvelope(id, verb, request, subresource);
+  if (manifestBytes) return { ...request, manifest: utf8.decode(manifestBytes) };
   if (!objectBytes) return request;
   let decoded: Pick<WriteRequest, 'object' | 'wireKind'>;
   try {

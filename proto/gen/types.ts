@@ -9,7 +9,6 @@ export type {
   WatchEvent,
   CreateRequest,
   UpdateRequest,
-  WriteRequestEnvelope,
   PatchRequest,
   DeleteRequest,
   Preconditions,

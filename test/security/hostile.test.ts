@@ -324,8 +324,9 @@ function expectWellFormed({ who, c, answer }: Sent): void {
 
 describe('hostile input over gRPC', () => {
   it('answers each input, sent twice by every identity at once, within a second, while the server stays up, small, responsive and unchanged', async () => {
-    // A first round warms the server up (code paths compiled, buffers allocated).
-    await Promise.all(CASES.map((c) => c.call(tokens.admin)));
+    // A first round warms the server up: code paths compiled, and its heap grown to what
+    // serving these requests takes. What is measured is what the same flood adds to that.
+    for (const c of CASES) await flood([c]);
     const watching = await watchServer();
     for (const c of CASES) {
       for (const sent of await flood([c])) {
@@ -349,7 +350,7 @@ describe('hostile input over gRPC', () => {
     const deep = await create(nestedPod(5_000))(tokens.admin);
     expect(deep.details).toMatch(/nests more than 100 levels deep/);
     const bomb = await create(itemBomb)(tokens.admin);
-    expect(bomb.details).toMatch(/more than 100000 YAML tokens .*send it as JSON/);
+    expect(bomb.details).toMatch(/more than 50000 YAML tokens .*send it as JSON/);
     const forbidden = await create(nestedPod(5_000))(tokens.viewer);
     expect(forbidden.details).toMatch(/viewer role may only get, list and watch; use an admin token/);
     const name = await unary(
