@@ -56,6 +56,18 @@ describe('malformed()', () => {
     ['logs without a namespace', { id: 1, op: 'logs', name: 'web' }, 'namespace: required for "logs"'],
     ['cancel', { id: 2, op: 'cancel', target: 1 }, undefined],
     ['cancel without a target', { id: 2, op: 'cancel' }, 'target: the id of the stream to cancel'],
+    ['joinToken', { id: 1, op: 'joinToken', ttlSeconds: 3600 }, undefined],
+    // A lifetime past year 275,760 is no date at all: the field is refused, not the server's clock.
+    [
+      'joinToken with an absurd lifetime',
+      { id: 1, op: 'joinToken', ttlSeconds: 10 ** 12 },
+      /^ttlSeconds: a whole number of seconds from 1 to 315360000/,
+    ],
+    [
+      'a kind a megabyte long',
+      { id: 1, op: 'list', kind: 'K'.repeat(1 << 20) },
+      /^kind: "K{99}…\(1048478 more characters\) is not a known kind/,
+    ],
   ])('%s', (_, message, want) => {
     const got = malformed(message);
     if (want instanceof RegExp) expect(got).toMatch(want);
