@@ -17,7 +17,8 @@ import { startMetricsServer, type MetricsServer } from './metrics.js';
 import { NodeCredentialRevoker } from './nodecredentials.js';
 import { ensurePki, type Pki } from './grpc/pki.js';
 import type { ServerLimits } from './grpc/limits.js';
-import { startGrpcServer, type RunningGrpcServer } from './grpc/server.js';
+import { splitHostPort, startGrpcServer, type RunningGrpcServer } from './grpc/server.js';
+import { writeServerRecord } from './serverrecord.js';
 import { TokenStore } from './grpc/tokens.js';
 import { TunnelRegistry } from './grpc/tunnel.js';
 import { createLogger, type Logger } from './logging.js';
@@ -48,7 +49,7 @@ export interface ControlPlaneOptions {
   controllers?: string[] | false;
   /** Controller settings (periods, rates, thresholds); Kubernetes' defaults otherwise. */
   controllerConfig?: ControllerConfig;
-  /** Serve Prometheus metrics on this host:port (e.g. 127.0.0.1:10257). */
+  /** Serve Prometheus metrics on this host:port (kubelab server: 127.0.0.1:6445). */
   metricsListen?: string;
   /** Identity for leader election (default hostname_pid); used with the etcd store. */
   identity?: string;
@@ -164,6 +165,13 @@ export class ControlPlane {
       await revoker.start();
       // Replicas sharing the data folder: their deletions end this server's streams too.
       tokens.startWatchingFiles(realClock);
+      const { host } = splitHostPort(options.listen ?? '0.0.0.0:6443');
+      writeServerRecord(options.dataDir, {
+        listen: `${host.includes(':') ? `[${host}]` : host}:${grpc.port}`,
+        tls: Boolean(pki),
+        pid: process.pid,
+        startedAt: new Date(clock.now()).toISOString(),
+      });
       return new ControlPlane(
         options,
         storage,

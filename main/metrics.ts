@@ -6,6 +6,13 @@ import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import { splitHostPort } from './grpc/server.js';
 
+/**
+ * Where `kubelab server` serves /metrics unless told otherwise: a port of kubelab's own beside
+ * the API's 6443 (Kubernetes' controller-manager's 10257 would collide with a k3s or
+ * Kubernetes node on the same machine).
+ */
+export const DEFAULT_METRICS_LISTEN = '127.0.0.1:6445';
+
 export interface MetricsServer {
   port: number;
   close(): Promise<void>;

@@ -8,6 +8,9 @@ import { ControlPlane } from '../controlplane.js';
 import { DEFAULT_SERVER_LIMITS } from '../grpc/limits.js';
 import { isLoopback, splitHostPort } from '../grpc/server.js';
 import { createLogger } from '../logging.js';
+import { agentAddress } from '../agentaddress.js';
+import { DEFAULT_METRICS_LISTEN } from '../metrics.js';
+import { localDialAddress } from '../serverrecord.js';
 import { defaultDataDir, listenArg, onSignals, splitList, VERSION } from './common.js';
 import { addControllerFlags, controllerConfig, count, type ControllerFlags } from './controllerflags.js';
 
@@ -28,19 +31,30 @@ interface ServerFlags extends ControllerFlags {
   uiListen?: string;
 }
 
+/**
+ * What the server prints once it runs: where it is, and the commands a newcomer needs next —
+ * with this server's real address, port and files — to sign labctl in, add a lab machine and
+ * reach the API from any gRPC tool.
+ */
 function banner(cp: ControlPlane, dataDir: string, flags: ServerFlags, guiUrl?: string): string {
   const { host } = splitHostPort(flags.listen);
-  const reach = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  const address = `${reach.includes(':') ? `[${reach}]` : reach}:${cp.port}`;
+  const listen = `${host.includes(':') ? `[${host}]` : host}:${cp.port}`;
+  const dial = localDialAddress(listen);
   const tokenPath = cp.tokens.adminTokenPath;
+  const caPath = cp.pki?.caPath;
+  const agents = agentAddress(host, cp.port);
+  const token = `"$(cat ${tokenPath})"`;
+  const dataDirFlag = dataDir === resolve(defaultDataDir()) ? '' : ` --data-dir ${dataDir}`;
   return [
     `kubelab control plane ${VERSION} is running`,
-    `  listening on    ${host}:${cp.port} (${cp.pki ? 'TLS' : 'plaintext, loopback only'})`,
+    `  listening on    ${listen} (${cp.pki ? 'TLS' : 'plaintext, loopback only'})`,
     `  store           ${flags.store === 'sqlite' ? `sqlite at ${join(dataDir, 'state.db')}` : `etcd at ${flags.etcdEndpoints}`}`,
-    ...(cp.pki ? [`  CA certificate  ${cp.pki.caPath}`] : []),
+    ...(caPath ? [`  CA certificate  ${caPath}`] : []),
     `  admin token     ${tokenPath}`,
     `  controllers     ${cp.controllerManager ? cp.controllerManager.controllerNames.join(', ') : 'none (run kubelab controller-manager)'}`,
-    `  metrics         http://${splitHostPort(flags.metricsListen).host}:${cp.metricsPort}/metrics`,
+    ...(cp.metricsPort !== undefined
+      ? [`  metrics         http://${splitHostPort(flags.metricsListen).host}:${cp.metricsPort}/metrics`]
+      : []),
     ...(guiUrl
       ? [
           '',
@@ -49,11 +63,29 @@ function banner(cp: ControlPlane, dataDir: string, flags: ServerFlags, guiUrl?: 
         ]
       : []),
     '',
-    'Connect with any gRPC tool (server reflection is on), for example:',
-    cp.pki
-      ? `  grpcurl -cacert ${cp.pki.caPath} -authority localhost -H "authorization: Bearer $(cat ${tokenPath})" ${address} list`
-      : `  grpcurl -plaintext -H "authorization: Bearer $(cat ${tokenPath})" ${address} list`,
-    `  grpcurl ... -d '{"kind":"Namespace"}' ${address} kubelab.v1.Resources/List`,
+    "Sign labctl in (kubectl's verbs for kubelab):",
+    caPath
+      ? `  npx labctl login https://${dial} --token ${token} --certificate-authority ${caPath}`
+      : `  npx labctl login ${dial} --plaintext --token ${token}`,
+    '  npx labctl get nodes',
+    '',
+    ...(cp.pki
+      ? [
+          'Add a lab machine: make a join token here, then run the agent there (npm run build:agent builds it):',
+          `  npx kubelab token create${dataDirFlag}`,
+          `  KUBELAB_TOKEN='<the join token>' kubelab-agent --server ${agents.url}`,
+          ...(agents.reachable
+            ? []
+            : [
+                `  (this server listens on ${host} only: no other machine can reach it; to add machines, start it with --listen 0.0.0.0:${cp.port})`,
+              ]),
+        ]
+      : ['Lab machines join a TLS server only: drop --plaintext to add them.']),
+    '',
+    'Any gRPC tool works too (server reflection is on), for example:',
+    caPath
+      ? `  npx buf curl --protocol grpc --cacert ${caPath} -H "authorization: Bearer $(cat ${tokenPath})" --reflect-header "authorization: Bearer $(cat ${tokenPath})" --list-methods https://${dial}`
+      : `  npx buf curl --protocol grpc --http2-prior-knowledge -H "authorization: Bearer $(cat ${tokenPath})" --reflect-header "authorization: Bearer $(cat ${tokenPath})" --list-methods http://${dial}`,
     '',
     'Stop with Ctrl-C.',
   ].join('\n');
@@ -89,7 +121,12 @@ export function serverCommand(program: Command): void {
       '--no-controller-manager',
       'run no controllers here (a separate `kubelab controller-manager` does)',
     )
-    .option('--metrics-listen <host:port>', 'serve Prometheus /metrics here', listenArg, '127.0.0.1:10257')
+    .option(
+      '--metrics-listen <host:port>',
+      'serve Prometheus /metrics here',
+      listenArg,
+      DEFAULT_METRICS_LISTEN,
+    )
     .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info')
     .option(
       '--ui',

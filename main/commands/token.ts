@@ -5,12 +5,38 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ApiError } from '../../client/api/errors.js';
 import { TokensClient, type TokenInfo } from '../../client/grpc/cluster.js';
+import { agentAddress } from '../agentaddress.js';
+import { splitHostPort } from '../grpc/server.js';
+import { localDialAddress, readServerRecord, serverRecordPath } from '../serverrecord.js';
 import { defaultDataDir } from './common.js';
 
 interface ConnectFlags {
   dataDir: string;
+  /** Absent: the server that owns the data folder, where it last said it listens. */
+  server?: string;
+}
+
+/** Where the token commands dial, and how the server can be reached by lab machines. */
+interface Target {
   server: string;
+  /** Where the address came from, for messages. */
+  from: string;
+  /** host:port the server listens on, when known (for the join hint). */
+  listen?: string;
+}
+
+function targetOf(flags: ConnectFlags): Target {
+  if (flags.server) return { server: flags.server, from: '--server' };
+  const record = readServerRecord(flags.dataDir);
+  if (!record)
+    return { server: '127.0.0.1:6443', from: `the default (no server has started on ${flags.dataDir} yet)` };
+  return {
+    server: localDialAddress(record.listen),
+    from: `where the server of ${flags.dataDir} listens, as recorded in ${serverRecordPath(flags.dataDir)}`,
+    listen: record.listen,
+  };
 }
 
 /** "24h", "30m", "7d", "90s" or plain seconds. */
@@ -21,7 +47,7 @@ export function parseDuration(v: string): number {
   return n * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
 }
 
-function connect(flags: ConnectFlags): TokensClient {
+function connect(flags: ConnectFlags, target: Target): TokensClient {
   const tokenPath = join(flags.dataDir, 'admin.token');
   if (!existsSync(tokenPath)) {
     throw new Error(
@@ -31,7 +57,7 @@ function connect(flags: ConnectFlags): TokensClient {
   const caPath = join(flags.dataDir, 'pki', 'ca.crt');
   const plaintext = !existsSync(caPath);
   return new TokensClient({
-    server: flags.server,
+    server: target.server,
     token: readFileSync(tokenPath, 'utf8').trim(),
     caPem: plaintext ? undefined : readFileSync(caPath, 'utf8'),
     plaintext,
@@ -61,12 +87,41 @@ function table(tokens: TokenInfo[]): string {
 }
 
 async function withClient<T>(flags: ConnectFlags, fn: (c: TokensClient) => Promise<T>): Promise<T> {
-  const client = connect(flags);
+  const target = targetOf(flags);
+  const client = connect(flags, target);
   try {
     return await fn(client);
+  } catch (err) {
+    if (err instanceof ApiError && (err.reason === 'Unavailable' || err.reason === 'Timeout')) {
+      throw new Error(
+        `no kubelab server answers at ${target.server} (${target.from}): start it with \`kubelab server --data-dir ${flags.dataDir}\`, or pass --server host:port`,
+      );
+    }
+    throw err;
   } finally {
     client.close();
   }
+}
+
+/** How to join a machine with a fresh join token, with this server's real address. */
+function joinHint(flags: ConnectFlags, token: string, expiresAt: string | undefined): string {
+  const listen = targetOf(flags).listen;
+  const lines = ['Join a machine with (the token in the environment keeps it out of `ps`):'];
+  if (listen) {
+    const { host, port } = splitHostPort(listen);
+    const agents = agentAddress(host, port);
+    lines.push(`  KUBELAB_TOKEN='${token}' kubelab-agent --server ${agents.url}`);
+    if (!agents.reachable)
+      lines.push(
+        `The server listens on ${host} only, so no other machine can reach it: restart it with --listen 0.0.0.0:${port}.`,
+      );
+  } else {
+    lines.push(
+      `  KUBELAB_TOKEN='${token}' kubelab-agent --server https://<this machine's address>:<its port>`,
+    );
+  }
+  lines.push(`The token expires ${expiresAt ?? 'never'}.`);
+  return lines.join('\n') + '\n';
 }
 
 export function tokenCommand(program: Command): void {
@@ -78,7 +133,10 @@ export function tokenCommand(program: Command): void {
         'the control plane data folder (holds admin.token and pki/ca.crt)',
         defaultDataDir(),
       )
-      .option('--server <host:port>', 'the control plane', '127.0.0.1:6443');
+      .option(
+        '--server <host:port>',
+        'the control plane (default: where the server of --data-dir listens, as it recorded at start)',
+      );
   const fail = (err: unknown) => {
     process.stderr.write(`error: ${(err as Error).message}\n`);
     process.exit(1);
@@ -113,11 +171,7 @@ export function tokenCommand(program: Command): void {
             }),
           );
           process.stdout.write(created.token + '\n');
-          if (flags.role === 'join') {
-            process.stderr.write(
-              `Join a machine with:\n  kubelab-agent --server https://<this machine's address>:6443 --token ${created.token}\nThe token expires ${created.expiresAt ?? 'never'}.\n`,
-            );
-          }
+          if (flags.role === 'join') process.stderr.write(joinHint(flags, created.token!, created.expiresAt));
         } catch (err) {
           fail(err);
         }

@@ -92,7 +92,19 @@ describe('kubelab server', () => {
     expect(s.stdout).toContain(`listening on    127.0.0.1:${s.port} (TLS)`);
     expect(s.stdout).toContain(`CA certificate  ${join(dir, 'pki', 'ca.crt')}`);
     expect(s.stdout).toContain(`admin token     ${join(dir, 'admin.token')}`);
-    expect(s.stdout).toContain('grpcurl -cacert');
+    // What to do next, with this server's real address and files.
+    const token = `"$(cat ${join(dir, 'admin.token')})"`;
+    expect(s.stdout).toContain(
+      `  npx labctl login https://127.0.0.1:${s.port} --token ${token} --certificate-authority ${join(dir, 'pki', 'ca.crt')}\n`,
+    );
+    expect(s.stdout).toContain(`  npx kubelab token create --data-dir ${dir}\n`);
+    expect(s.stdout).toContain(
+      `  KUBELAB_TOKEN='<the join token>' kubelab-agent --server https://127.0.0.1:${s.port}\n`,
+    );
+    expect(s.stdout).toContain(
+      'no other machine can reach it; to add machines, start it with --listen 0.0.0.0',
+    );
+    expect(s.stdout).not.toContain('grpcurl');
     expect(statSync(join(dir, 'admin.token')).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, 'pki', 'ca.key')).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(dir, 'pki', 'ca.crt'), 'utf8')).toMatch(/^-----BEGIN CERTIFICATE-----/);
@@ -117,6 +129,10 @@ describe('kubelab server', () => {
       header,
     ];
     const methods = await run(BUF, [...common, '--list-methods', `https://localhost:${s.port}`]);
+    // The line the banner prints works as printed.
+    const printed = s.stdout.split('\n').find((l) => l.trim().startsWith('npx buf curl'))!;
+    const fromBanner = await run('sh', ['-c', printed.trim().replace(/^npx buf/, BUF)]);
+    expect(fromBanner.stdout).toBe(methods.stdout);
     expect(methods.stdout.split('\n')).toEqual(
       expect.arrayContaining(['kubelab.v1.Resources/List', 'kubelab.v1.Resources/Watch']),
     );
@@ -154,6 +170,26 @@ describe('kubelab server', () => {
     health.close();
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
+  });
+
+  it('is found by `kubelab token create --data-dir` wherever it listens, which says so when it is not running', async () => {
+    const dir = tempDir();
+    const s = await startServer(dir, await freePort());
+    const created = await run(process.execPath, [BIN, 'token', 'create', '--data-dir', dir]);
+    expect(created.stdout).toMatch(/^K10[0-9a-f]{64}::[a-z0-9]{6}\.[a-z0-9]{32}\n$/);
+    expect(created.stderr).toContain(
+      `KUBELAB_TOKEN='${created.stdout.trim()}' kubelab-agent --server https://127.0.0.1:${s.port}\n`,
+    );
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    const refused = await run(process.execPath, [BIN, 'token', 'list', '--data-dir', dir]).catch(
+      (err) => err,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `error: no kubelab server answers at 127.0.0.1:${s.port} (where the server of ${dir} listens`,
+    );
+    expect(refused.stderr).toContain(`start it with \`kubelab server --data-dir ${dir}\``);
   });
 
   it('stops on SIGTERM without losing an acknowledged write, and keeps its data across restarts', async () => {
