@@ -2,7 +2,9 @@
  * One node's agent: status reporting, the lease heartbeat, NodeMetrics and — when given
  * runtimes — the pods bound to the node and the log tunnel, side by side and independent (a
  * slow status write never delays a heartbeat). It never exits because the control plane is
- * away: every loop retries with backoff, and the pods keep running.
+ * away: every loop retries with backoff, and the pods keep running. Every call goes through
+ * one ControlPlaneContact, which logs an outage once, and its end, and has the log tunnel
+ * reconnect as soon as anything gets through again.
  */
 import type { Node } from '../client/api/types.js';
 import type { Client } from '../client/client.js';
@@ -15,6 +17,8 @@ import type { AgentConfig } from './config.js';
 import { startContainerProbes } from './pods/probing.js';
 import { PodManager } from './pods/manager.js';
 import type { PodRuntimes } from './pods/runtimes.js';
+import { ControlPlaneContact } from './contact.js';
+import { observedClient } from './observedclient.js';
 import { AgentTunnelClient } from './tunnel.js';
 import { NodeLeaseController } from './lease.js';
 import type { Logger } from './logger.js';
@@ -38,6 +42,8 @@ export interface NodeAgentOptions {
     ConnectionOptions,
     'token' | 'shareConnection' | 'channelOptions'
   >;
+  /** Tells outages of the control plane (shared by a hollow fleet: one line per outage, not per node). */
+  contact?: ControlPlaneContact;
 }
 
 export class NodeAgent {
@@ -49,14 +55,20 @@ export class NodeAgent {
   readonly tunnel: AgentTunnelClient | undefined;
   /** The node's own objects, watched once: its Node (and, with pods, the pods bound to it). */
   readonly informers: SharedInformerFactory;
+  readonly contact: ControlPlaneContact;
   private readonly node: SharedIndexInformer<'Node'>;
 
   constructor(readonly options: NodeAgentOptions) {
     const clock = options.clock ?? realClock;
-    const { client, config, logger } = options;
+    const { config, logger } = options;
+    const contact =
+      options.contact ?? new ControlPlaneContact({ servers: options.tunnel?.servers ?? [], logger, clock });
+    this.contact = contact;
+    const client = observedClient(options.client, contact);
     this.informers = new SharedInformerFactory(client, {
       clock,
       logger: logger.child({ component: 'informers' }),
+      reflector: { reportedElsewhere: (err) => contact.explains(err) },
     });
     this.node = this.informers.informerFor('Node', { fieldSelector: `metadata.name=${config.nodeName}` });
     this.recorder = new EventRecorder(
@@ -73,6 +85,7 @@ export class NodeAgent {
       recorder: this.recorder,
       health: options.health,
       cachedNode: () => this.node.get(config.nodeName),
+      contact,
     });
     this.lease = new NodeLeaseController({
       client,
@@ -82,6 +95,7 @@ export class NodeAgent {
       leaseDurationSeconds: config.leaseDurationSeconds,
       renewMs: config.leaseRenewMs,
       onRenew: options.onLeaseRenew,
+      contact,
     });
     this.metrics = new NodeMetricsReporter({
       client,
@@ -90,6 +104,7 @@ export class NodeAgent {
       logger,
       intervalMs: config.metricsMs,
       sample: () => this.status.latestSample,
+      contact,
     });
     const runtimes = options.pods;
     if (!runtimes) return;
@@ -103,9 +118,11 @@ export class NodeAgent {
       informers: this.informers,
       processes: runtimes.processes,
       images: runtimes.images,
+      imagesMissing: runtimes.imagesMissing,
       hostIP: () => internalIP(this.pods?.node()) ?? config.nodeIP ?? '',
       startProbes: (pod, container, running, callbacks) =>
         startContainerProbes(pod, container, running, callbacks, clock, podLogger),
+      contact,
     });
     if (options.tunnel) {
       this.tunnel = new AgentTunnelClient({
@@ -114,7 +131,10 @@ export class NodeAgent {
         source: runtimes.logs,
         logger: logger.child({ component: 'log-tunnel' }),
         clock,
+        contact,
       });
+      const tunnel = this.tunnel;
+      contact.onRestored(() => tunnel.reconnectNow());
     }
   }
 

@@ -2,7 +2,7 @@
  * `kubelab-agent`: joins this machine to a kubelab cluster and reports its health; with
  * --hollow N, runs N simulated nodes instead (tests, benchmarks).
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { homedir, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isApiError } from '../client/api/errors.js';
@@ -28,6 +28,7 @@ import {
   type ObtainOptions,
   type StoredCredentials,
 } from './credentials.js';
+import { lockDataDir } from './datadirlock.js';
 import { machineRuntimes } from './pods/runtimes.js';
 import { HollowFleet } from './hollow.js';
 import { createAgentLogger } from './logger.js';
@@ -57,7 +58,6 @@ interface AgentFlags {
 }
 
 function defaultDataDir(): string {
-  if (process.env.KUBELAB_AGENT_DATA_DIR) return process.env.KUBELAB_AGENT_DATA_DIR;
   return process.getuid?.() === 0 ? '/var/lib/kubelab-agent' : join(homedir(), '.kubelab', 'agent');
 }
 
@@ -151,13 +151,23 @@ export function buildAgentProgram(): Command {
       collect,
       [],
     )
-    .option(
-      '--token <token>',
-      'a join token from `kubelab token create` (only needed the first time)',
-      process.env.KUBELAB_TOKEN,
+    .addOption(
+      new Option(
+        '--token <token>',
+        'a join token from `kubelab token create` (only needed the first time); prefer the KUBELAB_TOKEN environment variable: a flag shows in `ps` to every user of this machine',
+      ).env('KUBELAB_TOKEN'),
     )
-    .option('--data-dir <dir>', 'where the credential and state live', defaultDataDir())
-    .option('--node-name <name>', 'the Node name (default: the hostname)', defaultNodeName())
+    .addOption(
+      new Option('--data-dir <dir>', 'where the credential, state and pod logs live (one agent per folder)')
+        .default(defaultDataDir())
+        .env('KUBELAB_AGENT_DATA_DIR'),
+    )
+    .addOption(
+      new Option('--node-name <name>', 'the Node name').default(
+        defaultNodeName(),
+        `this machine's hostname, "${defaultNodeName()}"`,
+      ),
+    )
     .option('--node-ip <ip>', 'the address to publish as InternalIP (default: the first non-loopback IPv4)')
     .option(
       '--node-labels <k=v,...>',
@@ -213,12 +223,17 @@ export function buildAgentProgram(): Command {
       'when joining, take the node name over even if another machine holds it (its credential is revoked): for a machine that replaces one whose Node you did not delete',
       false,
     )
-    .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info')
+    .addOption(
+      new Option('--log-level <level>', 'debug, info, warn or error')
+        .default('info')
+        .env('KUBELAB_LOG_LEVEL'),
+    )
     .addHelpText(
       'after',
       `
-First start (on the lab machine):
-  kubelab-agent --server https://10.0.0.2:6443 --token K10<hash>::<id>.<secret>
+First start (on the lab machine), the token in the environment so that \`ps\` does not show it:
+  KUBELAB_TOKEN='K10<hash>::<id>.<secret>' kubelab-agent --server https://10.0.0.2:6443
+A control plane that does not answer yet is waited for; a refused token ends it at once.
 Later starts need no token: the credential is kept in --data-dir (0600), with this machine's
 node password, which lets only this machine join again under its node name. A join under a
 name another machine holds is refused: delete that Node (labctl delete node <name>), pick
@@ -230,10 +245,17 @@ Deleting the Node revokes its credential; join again with a new token.`,
       // The loops' timers do not hold the process open (tests need that); this does.
       const keepAlive = setInterval(() => undefined, 1 << 30);
       const dataDir = resolve(flags.dataDir);
+      let unlock: (() => void) | undefined;
+      const exit = (code: number) => {
+        unlock?.();
+        process.exit(code);
+      };
       try {
         const servers = flags.server.map((s) => (/^[a-z]+:\/\//.test(s) ? s : `https://${s}`));
+        const onWaiting = (message: string) => process.stderr.write(`kubelab-agent: ${message}\n`);
         if (flags.hollow) {
           configFromFlags(flags, 'check');
+          unlock = lockDataDir(dataDir);
           const fleet = new HollowFleet({
             count: flags.hollow,
             prefix: flags.hollowPrefix,
@@ -244,8 +266,9 @@ Deleting the Node revokes its credential; join again with a new token.`,
             config: (name) => configFromFlags(flags, name),
             logger,
             pods: flags.hollowPods,
+            onWaiting,
           });
-          const stopFleet = () => void fleet.stop().then(() => process.exit(0));
+          const stopFleet = () => void fleet.stop().then(() => exit(0));
           process.on('SIGINT', stopFleet);
           process.on('SIGTERM', stopFleet);
           await fleet.start();
@@ -255,6 +278,7 @@ Deleting the Node revokes its credential; join again with a new token.`,
           return;
         }
         const config = configFromFlags(flags, flags.nodeName);
+        unlock = lockDataDir(dataDir);
         const { client, creds } = await connect({
           path: credentialsPath(dataDir),
           passwordPath: nodePasswordPath(dataDir),
@@ -262,6 +286,7 @@ Deleting the Node revokes its credential; join again with a new token.`,
           joinToken: flags.token,
           nodeName: config.nodeName,
           force: flags.force,
+          onWaiting,
         });
         const agent = new NodeAgent({
           client,
@@ -275,13 +300,13 @@ Deleting the Node revokes its credential; join again with a new token.`,
         process.stdout.write(
           `kubelab-agent ${AGENT_VERSION}: node ${config.nodeName} reporting to ${(servers.length ? servers : loadCredentials(credentialsPath(dataDir))!.servers).join(', ')}\n`,
         );
-        const stop = () => void agent.stop().then(() => process.exit(0));
+        const stop = () => void agent.stop().then(() => exit(0));
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       } catch (err) {
         clearInterval(keepAlive);
         process.stderr.write(`kubelab-agent: ${(err as Error).message}\n`);
-        process.exit(1);
+        exit(1);
       }
     });
   return program;

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ApiError } from '../client/api/errors.js';
-import { joinCluster } from '../client/grpc/cluster.js';
+import type { Clock } from '../client/util/clock.js';
+import { joinWhenReachable } from './bootstrap.js';
 
 export interface StoredCredentials {
   servers: string[];
@@ -68,6 +69,9 @@ export interface ObtainOptions {
   rejoin?: boolean;
   /** Take the node name over even though another machine holds it (kubelab-agent --force). */
   force?: boolean;
+  clock?: Clock;
+  /** Told once when the control plane does not answer yet (the join waits for it). */
+  onWaiting?: (message: string) => void;
 }
 
 /** The stored credential, or a new one from joining with the join token. */
@@ -88,27 +92,22 @@ export async function obtainCredentials(options: ObtainOptions): Promise<StoredC
     throw new ApiError('BadRequest', 'joining needs --server https://<control plane>:6443');
   // Kept before joining: a crash after the join must not leave the name held by a secret lost.
   const nodePassword = ensureNodePassword(options.passwordPath);
-  let last: unknown;
-  for (const server of options.servers) {
-    try {
-      const joined = await joinCluster(server, options.joinToken, options.nodeName, {
-        nodePassword,
-        force: options.force,
-      });
-      const creds: StoredCredentials = {
-        servers: options.servers,
-        caPem: joined.caPem,
-        token: joined.token,
-        nodeName: joined.nodeName,
-        joinedAt: new Date().toISOString(),
-      };
-      saveCredentials(options.path, creds);
-      return creds;
-    } catch (err) {
-      last = err;
-      // A refused token or a wrong CA will not get better on another replica.
-      if (!(err instanceof ApiError) || (err.reason !== 'Unavailable' && err.reason !== 'Timeout')) throw err;
-    }
-  }
-  throw last;
+  const joined = await joinWhenReachable({
+    servers: options.servers,
+    joinToken: options.joinToken,
+    nodeName: options.nodeName,
+    nodePassword,
+    force: options.force,
+    clock: options.clock,
+    onWaiting: options.onWaiting,
+  });
+  const creds: StoredCredentials = {
+    servers: options.servers,
+    caPem: joined.caPem,
+    token: joined.token,
+    nodeName: joined.nodeName,
+    joinedAt: new Date().toISOString(),
+  };
+  saveCredentials(options.path, creds);
+  return creds;
 }

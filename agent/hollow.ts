@@ -8,6 +8,7 @@ import type { Client } from '../client/client.js';
 import { failoverClient } from '../client/grpc/transport.js';
 import { realClock, type Clock } from '../client/util/clock.js';
 import { NodeAgent } from './agent.js';
+import { ControlPlaneContact } from './contact.js';
 import type { AgentConfig } from './config.js';
 import { credentialsPath, nodePasswordPath, obtainCredentials } from './credentials.js';
 import type { Logger } from './logger.js';
@@ -48,6 +49,8 @@ export interface HollowFleetOptions {
   pods?: boolean;
   /** How long a hollow container takes to start (default 0). */
   containerStartDelayMs?: number;
+  /** Told once when the control plane does not answer the first join yet (it is waited for). */
+  onWaiting?: (message: string) => void;
 }
 
 export class HollowFleet {
@@ -61,6 +64,8 @@ export class HollowFleet {
     const { count, prefix, servers, dataDir, joinToken, logger } = this.options;
     const clock = this.options.clock ?? realClock;
     const spread = Math.min(this.options.spreadMs ?? 10_000, count * 10);
+    // One for the fleet: an outage is one line, not one per node.
+    const contact = new ControlPlaneContact({ servers, logger, clock });
     for (let i = 0; i < count && !this.stopped; i++) {
       const name = `${prefix}-${i}`;
       const creds = await obtainCredentials({
@@ -70,6 +75,8 @@ export class HollowFleet {
         joinToken,
         nodeName: name,
         force: this.options.force,
+        clock,
+        onWaiting: this.options.onWaiting,
       });
       // Shared connections, NODES_PER_CONNECTION nodes on each: thousands of nodes must not mean
       // thousands of sockets, but neither one socket whose loss (a missed keepalive answer
@@ -86,6 +93,7 @@ export class HollowFleet {
       const pods = this.options.pods !== false;
       const agent = new NodeAgent({
         client,
+        contact,
         reader,
         pods: pods ? hollowRuntimes(clock, this.options.containerStartDelayMs) : undefined,
         tunnel: pods ? { servers: creds.servers, ...connection } : undefined,

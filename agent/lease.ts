@@ -10,6 +10,7 @@ import { Backoff } from '../client/util/backoff.js';
 import { rfc3339Micro, type Clock } from '../client/util/clock.js';
 import { Sleeper } from '../client/util/sleeper.js';
 import { clone } from '../client/util/objects.js';
+import type { ControlPlaneContact } from './contact.js';
 import type { Logger } from './logger.js';
 import { NODE_LEASE_NAMESPACE } from '../client/api/wellknown.js';
 
@@ -22,6 +23,8 @@ export interface NodeLeaseOptions {
   renewMs: number;
   /** Observes each successful renewal (metrics, tests). */
   onRenew?: (at: number, latencyMs: number) => void;
+  /** Logs outages of the control plane once: renewals failing for want of it are logged at debug. */
+  contact?: ControlPlaneContact;
 }
 
 export class NodeLeaseController {
@@ -59,8 +62,9 @@ export class NodeLeaseController {
         await this.sleeper.sleep(this.options.renewMs);
       } catch (err) {
         const delay = this.backoff.next();
-        // Before the node is registered the lease waits for it: that is not worth a warning.
-        const level = isNotFound(err) ? 'debug' : 'warn';
+        // Before the node is registered the lease waits for it: that is not worth a warning;
+        // nor is a control plane that is away (the contact says so once).
+        const level = isNotFound(err) || this.options.contact?.explains(err) ? 'debug' : 'warn';
         this.options.logger[level](
           { node: this.options.nodeName, err: (err as Error).message, retryInMs: Math.round(delay) },
           'failed to renew the node lease',

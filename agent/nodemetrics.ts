@@ -7,6 +7,7 @@ import type { NodeMetrics } from '../client/api/types.js';
 import type { Client } from '../client/client.js';
 import { rfc3339, type Clock } from '../client/util/clock.js';
 import { Sleeper } from '../client/util/sleeper.js';
+import type { ControlPlaneContact } from './contact.js';
 import type { Logger } from './logger.js';
 import type { MachineSample } from './machine/types.js';
 
@@ -34,6 +35,8 @@ export interface NodeMetricsReporterOptions {
   intervalMs: number;
   /** The latest machine reading (shared with the status loop). */
   sample: () => MachineSample | undefined;
+  /** Logs outages of the control plane once: reports failing for want of it are logged at debug. */
+  contact?: ControlPlaneContact;
 }
 
 export class NodeMetricsReporter {
@@ -67,7 +70,7 @@ export class NodeMetricsReporter {
         await this.report(sample);
         this.reports++;
       } catch (err) {
-        this.options.logger.warn(
+        this.options.logger[this.options.contact?.explains(err) ? 'debug' : 'warn'](
           { node: this.options.nodeName, err: (err as Error).message },
           'cannot report node metrics; will try again',
         );

@@ -18,6 +18,7 @@ import { Connection, toApiErrorFromGrpc, type ConnectionOptions } from '../clien
 import { Backoff, type BackoffOptions } from '../client/util/backoff.js';
 import { realClock, type Clock } from '../client/util/clock.js';
 import { Sleeper } from '../client/util/sleeper.js';
+import type { ControlPlaneContact } from './contact.js';
 import type { Logger } from './logger.js';
 import type { LogRequest, LogSource } from './runtime/types.js';
 
@@ -37,6 +38,11 @@ export interface AgentTunnelClientOptions extends Omit<ConnectionOptions, 'serve
    * control plane cannot keep up), so a fast log never fills this machine's memory. 4 MiB.
    */
   maxPendingBytesPerStream?: number;
+  /**
+   * Hears whether the tunnel reaches the control plane, and logs outages once: failures to
+   * reconnect meanwhile are logged at debug.
+   */
+  contact?: ControlPlaneContact;
 }
 
 const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1000, maxMs: 30_000, jitter: 0.5, resetAfterMs: 60_000 };
@@ -66,7 +72,13 @@ export class AgentTunnelClient {
   private stopped = true;
   private call: TunnelCall | undefined;
   private live = false;
+  /** Sleeping between tries (reconnectNow may cut it short). */
+  private waiting = false;
+  /** reconnectNow came during a try: the next one follows at once, on a fresh channel. */
+  private retryAtOnce = false;
   private readonly streams = new Map<number, ServedStream>();
+  /** The contact's mark when the session began, or was established (see ControlPlaneContact.mark). */
+  private contactMark: number | undefined;
 
   constructor(private readonly options: AgentTunnelClientOptions) {
     if (!options.servers.length) throw new Error('AgentTunnelClient needs at least one server');
@@ -100,6 +112,21 @@ export class AgentTunnelClient {
     this.running = this.run();
   }
 
+  /**
+   * The control plane answers again (another call got through): open the tunnel now rather
+   * than when its back-off ends, so logs work as soon as the node does.
+   */
+  reconnectNow(): void {
+    if (this.stopped || this.live) return;
+    this.backoff.reset();
+    if (!this.waiting) {
+      this.retryAtOnce = true;
+      return;
+    }
+    this.freshChannel();
+    this.sleeper?.wake();
+  }
+
   /** Closes the tunnel and aborts every request being served. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -115,6 +142,7 @@ export class AgentTunnelClient {
   private async run(): Promise<void> {
     while (!this.stopped) {
       const server = this.options.servers[this.active];
+      this.contactMark = this.options.contact?.mark();
       const { established, error } = await this.session(this.connections[this.active], server).catch(
         (err: unknown) => ({
           established: false,
@@ -122,16 +150,30 @@ export class AgentTunnelClient {
         }),
       );
       if (this.stopped) break;
+      const contact = this.options.contact;
+      if (error) contact?.observe(error, this.contactMark);
+      if (this.retryAtOnce) {
+        this.retryAtOnce = false;
+        this.freshChannel();
+        continue;
+      }
       // A replica that never took the tunnel may be down: try the next one.
       if (!established && this.connections.length > 1)
         this.active = (this.active + 1) % this.connections.length;
       const delay = this.backoff.next();
-      this.options.logger.warn(
+      this.options.logger[contact?.explains(error) ? 'debug' : 'warn'](
         { server, err: error?.message, retryInMs: Math.round(delay) },
         established ? 'log tunnel dropped; reconnecting' : 'log tunnel could not connect; retrying',
       );
+      this.waiting = true;
       await this.sleeper!.sleep(delay);
+      this.waiting = false;
     }
+  }
+
+  /** A channel still backing off from an outage (up to 5 s) would fail the next try: dial afresh. */
+  private freshChannel(): void {
+    this.connections[this.active]?.reconnect();
   }
 
   /** One Connect stream, from hello to its end. */
@@ -153,6 +195,8 @@ export class AgentTunnelClient {
       call.on('metadata', () => {
         established = true;
         this.live = true;
+        this.options.contact?.succeeded(this.contactMark);
+        this.contactMark = this.options.contact?.mark();
         this.options.logger.info({ server, node: this.options.nodeName }, 'log tunnel connected');
       });
       call.on('data', (msg: TunnelDown) => this.handle(call, msg));

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from './atomicfile.js';
+import { writeFileAtomic } from '../client/util/atomicfile.js';
 
 export interface ServerRecord {
   /** host:port as listened on ("0.0.0.0:6443", "127.0.0.1:41234"). */

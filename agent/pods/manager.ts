@@ -13,12 +13,15 @@ import type { SharedIndexInformer } from '../../client/cache/informer.js';
 import type { Client } from '../../client/client.js';
 import type { EventRecorder } from '../../client/events/recorder.js';
 import type { Clock } from '../../client/util/clock.js';
+import type { ControlPlaneContact } from '../contact.js';
 import type { Logger } from '../logger.js';
 import type { Runtime, RunningContainer } from '../runtime/types.js';
 import { admitPod } from './admission.js';
 import { CrashLoopBackoff, type CrashLoopBackoffOptions } from './backoff.js';
 import { PodStatusManager } from './statusmanager.js';
-import { PodWorker, type ContainerProbes, type ProbeCallbacks } from './worker.js';
+import { howToStartDaemon } from '../runtime/image.js';
+import type { ImagesMissing } from './runtimes.js';
+import { PodWorker, type ContainerProbes, type ProbeCallbacks, type RuntimeRefusal } from './worker.js';
 
 export interface RuntimeChoice {
   runtime: Runtime;
@@ -36,6 +39,8 @@ export interface PodManagerOptions {
   processes: RuntimeChoice;
   /** Runs containers that name an image (docker or podman), when one is installed. */
   images?: RuntimeChoice;
+  /** Why `images` is absent (and how to look again). */
+  imagesMissing?: ImagesMissing;
   hostIP: () => string;
   startProbes?: (
     pod: Pod,
@@ -49,6 +54,8 @@ export interface PodManagerOptions {
    * them); their owner stops them. Absent: the manager makes and stops its own.
    */
   informers?: SharedInformerFactory;
+  /** Logs outages of the control plane once (pod status writes failing meanwhile: debug). */
+  contact?: ControlPlaneContact;
   /** How long an orphaned container (its pod gone while the agent was away) gets to stop. */
   orphanGraceMs?: number;
   crashLoopBackoff?: CrashLoopBackoffOptions;
@@ -63,14 +70,23 @@ export class PodManager {
   private readonly backoff: CrashLoopBackoff;
   readonly statuses: PodStatusManager;
   /** Containers from an earlier run, by pod uid, until their pods are known. */
-  private leftovers = new Map<string, Array<{ container: RunningContainer; choice: RuntimeChoice }>>();
+  private readonly leftovers = new Map<
+    string,
+    Array<{ container: RunningContainer; choice: RuntimeChoice }>
+  >();
   private started = false;
   /** Pods whose worker finished (stopped and deleted): late updates for them start nothing. */
   private readonly finished = new Set<string>();
+  /** The image runtime, once one answers (at start, or later when its daemon was started). */
+  private images: RuntimeChoice | undefined;
+  private imagesMissing: ImagesMissing | undefined;
+  private lookingForImages: Promise<void> | undefined;
 
   constructor(private readonly options: PodManagerOptions) {
     const { client, nodeName, clock, logger } = options;
     this.backoff = new CrashLoopBackoff(options.crashLoopBackoff);
+    this.images = options.images;
+    this.imagesMissing = options.imagesMissing;
     this.ownsInformers = !options.informers;
     this.factory =
       options.informers ??
@@ -85,6 +101,7 @@ export class PodManager {
       clock,
       logger,
       cached: (namespace, name) => this.pods.get(name, namespace),
+      contact: options.contact,
     });
   }
 
@@ -155,23 +172,10 @@ export class PodManager {
   }
 
   private newWorker(pod: Pod): PodWorker {
-    const { processes, images, clock, logger, recorder } = this.options;
+    const { processes, clock, logger, recorder } = this.options;
     return new PodWorker(pod, {
       runtime: processes.runtime,
-      runtimeFor: (container) => {
-        if (!container.image) {
-          if (!container.command?.length && !container.args?.length) {
-            return {
-              error: `container ${container.name} has neither a command nor an image: give it a command to run as a process`,
-            };
-          }
-          return processes;
-        }
-        if (images) return images;
-        return {
-          error: `container ${container.name} names image ${container.image}, but neither docker nor podman is installed on node ${this.options.nodeName}: install one, or drop the image and give a command to run it as a process`,
-        };
-      },
+      runtimeFor: (container) => this.runtimeFor(container),
       clock,
       logger,
       recorder,
@@ -205,9 +209,58 @@ export class PodManager {
         this.finished.add(uid);
         this.statuses.forget(uid);
         void processes.runtime.removePod(uid);
+        const images = this.images;
         if (images && images.runtime !== processes.runtime) void images.runtime.removePod(uid);
       },
     });
+  }
+
+  /**
+   * What runs a container: processes for a command, docker or podman for an image. When no
+   * image runtime answered but one is installed (its daemon was down), it is looked for again
+   * at every try, so starting the daemon is enough: the container waits, with back-off.
+   */
+  private async runtimeFor(container: Container): Promise<RuntimeChoice | RuntimeRefusal> {
+    if (!container.image) {
+      if (!container.command?.length && !container.args?.length) {
+        return {
+          error: `container ${container.name} has neither a command nor an image: give it a command to run as a process`,
+        };
+      }
+      return this.options.processes;
+    }
+    if (!this.images && this.imagesMissing?.installed.length) await this.lookForImages(this.imagesMissing);
+    if (this.images) return this.images;
+    const node = this.options.nodeName;
+    const missing = this.imagesMissing;
+    if (missing?.installed.length) {
+      return {
+        retry: true,
+        error: `container ${container.name} names image ${container.image}, but no image runtime answers on node ${node}: ${missing.reason}. Start the daemon (${howToStartDaemon(missing.installed[0])}): the agent tries again with back-off. Or drop the image and give a command to run it as a process`,
+      };
+    }
+    return {
+      error: `container ${container.name} names image ${container.image}, but neither docker nor podman is installed on node ${node}: install one and restart kubelab-agent, or drop the image and give a command to run it as a process`,
+    };
+  }
+
+  /** One look at a time, however many containers wait for it. */
+  private lookForImages(missing: ImagesMissing): Promise<void> {
+    this.lookingForImages ??= missing
+      .lookAgain()
+      .then((found) => {
+        if ('runtime' in found) {
+          this.images = found;
+          this.imagesMissing = undefined;
+        } else {
+          this.imagesMissing = found;
+        }
+      })
+      .catch((err: unknown) =>
+        this.options.logger.warn({ err: (err as Error).message }, 'could not look for docker or podman'),
+      )
+      .finally(() => (this.lookingForImages = undefined));
+    return this.lookingForImages;
   }
 
   /** The pods this node already runs, for admission: not finished, not this one. */
@@ -220,10 +273,16 @@ export class PodManager {
       );
   }
 
-  /** Containers whose pods are gone (deleted while the agent was away) are stopped and removed. */
+  /**
+   * Containers whose pods are gone (deleted while the agent was away) are stopped and removed.
+   * Called once the first list is in the informer's cache; the handler may not have been told
+   * of every listed pod yet (it hears of them in turn), so a pod in the cache is not an orphan:
+   * its containers wait for podChanged to adopt them.
+   */
   private async cleanOrphans(): Promise<void> {
-    const orphans = [...this.leftovers.entries()];
-    this.leftovers = new Map();
+    const listed = new Set(this.pods.list().map((p) => p.metadata!.uid!));
+    const orphans = [...this.leftovers.entries()].filter(([uid]) => !listed.has(uid));
+    for (const [uid] of orphans) this.leftovers.delete(uid);
     for (const [uid, list] of orphans) {
       this.options.logger.info(
         { podUid: uid, containers: list.length },

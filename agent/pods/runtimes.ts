@@ -14,10 +14,22 @@ import type { RuntimeChoice } from './manager.js';
 
 export interface PodRuntimes {
   processes: RuntimeChoice;
-  /** Absent when neither docker nor podman answers: pods naming an image then fail, saying so. */
+  /** Absent when neither docker nor podman answers: pods naming an image then wait or fail, saying why. */
   images?: RuntimeChoice;
+  /** Why `images` is absent, and how to look again (a daemon may be started later). */
+  imagesMissing?: ImagesMissing;
   logs: LogSource;
   close(): void;
+}
+
+/** No image runtime answered when the agent started. */
+export interface ImagesMissing {
+  /** What docker and podman said. */
+  reason: string;
+  /** Installed, with a daemon that did not answer: starting it makes images work. */
+  installed: Array<'docker' | 'podman'>;
+  /** Looks again: the runtime once a daemon answers, else why not. */
+  lookAgain(): Promise<RuntimeChoice | ImagesMissing>;
 }
 
 export interface MachineRuntimesOptions {
@@ -37,19 +49,20 @@ export async function machineRuntimes(options: MachineRuntimesOptions): Promise<
     clock,
     logger: logger.child({ component: 'process-runtime' }),
   });
-  let images: RuntimeChoice | undefined;
-  if (options.images !== false) {
+  const findImages = async (): Promise<RuntimeChoice | ImagesMissing> => {
     const cli = await detectImageCli();
-    if ('error' in cli) {
-      logger.info({ reason: cli.error }, 'containers with an image cannot run on this node');
-    } else {
-      images = { runtime: new ImageRuntime(processes, cli), scheme: cli.name };
-      logger.info({ cli: cli.name }, 'containers with an image run through %s', cli.name);
-    }
+    if ('error' in cli) return { reason: cli.error, installed: cli.installed, lookAgain: findImages };
+    logger.info({ cli: cli.name }, 'containers with an image run through %s', cli.name);
+    return { runtime: new ImageRuntime(processes, cli), scheme: cli.name };
+  };
+  const images = options.images === false ? undefined : await findImages();
+  if (images && 'reason' in images) {
+    logger.info({ reason: images.reason }, 'containers with an image cannot run on this node');
   }
   return {
     processes: { runtime: processes, scheme: 'process' },
-    images,
+    ...(images && 'runtime' in images ? { images } : {}),
+    ...(images && 'reason' in images ? { imagesMissing: images } : {}),
     logs,
     close() {
       processes.close();

@@ -37,6 +37,7 @@ function stateOf(r: ContainerRecord): { state: ContainerState; lastState: Contai
       exitCode: l.exit.exitCode,
       ...(signalNumber(l.exit.signal) ? { signal: signalNumber(l.exit.signal) } : {}),
       reason: l.exit.reason,
+      ...(l.exit.message ? { message: l.exit.message } : {}),
       startedAt: rfc3339(l.startedAt),
       finishedAt: rfc3339(l.exit.finishedAt),
       containerID: l.containerID,

@@ -9,6 +9,7 @@ import type { Pod, PodStatus } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
 import type { Clock, TimerHandle } from '../../client/util/clock.js';
 import { deepEqual } from '../../client/util/objects.js';
+import type { ControlPlaneContact } from '../contact.js';
 import type { Logger } from '../logger.js';
 
 interface Wanted {
@@ -26,6 +27,8 @@ export interface PodStatusManagerOptions {
   cached(namespace: string, name: string): Pod | undefined;
   /** How often statuses that could not be written are tried again (default 5 s). */
   resyncMs?: number;
+  /** Logs outages of the control plane once: writes failing for want of it are logged at debug. */
+  contact?: ControlPlaneContact;
 }
 
 export class PodStatusManager {
@@ -117,7 +120,7 @@ export class PodStatusManager {
           return;
         }
         if (!isConflict(err)) {
-          logger.warn(
+          logger[this.options.contact?.explains(err) ? 'debug' : 'warn'](
             { pod: `${w.namespace}/${w.name}`, err: (err as Error).message },
             'cannot write pod status; will retry',
           );

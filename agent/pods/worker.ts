@@ -30,9 +30,15 @@ export interface ProbeCallbacks {
   unhealthy(message: string): void;
 }
 
+/** Why no runtime can run a container; `retry` when it may change (a daemon that is down). */
+export interface RuntimeRefusal {
+  error: string;
+  retry?: boolean;
+}
+
 export interface PodWorkerDeps {
   runtime: Runtime;
-  runtimeFor(container: Container): { runtime: Runtime; scheme: string } | { error: string };
+  runtimeFor(container: Container): Promise<{ runtime: Runtime; scheme: string } | RuntimeRefusal>;
   clock: Clock;
   logger: Logger;
   recorder: EventRecorder;
@@ -111,9 +117,9 @@ export class PodWorker {
       record.restartCount = c.restartCount;
       record.running = c;
       record.waiting = undefined;
-      // Probes decide again; a container without probes is ready while it runs.
-      record.ready = false;
-      record.started = false;
+      // As the kubelet after its own restart: a container without a readiness (startup) probe
+      // is ready (started) while it runs; one with probes is not until they pass again.
+      this.resetProbeResults(record, this.specOf(c.name));
       this.watchExit(record, c);
       this.admitted = true;
     }
@@ -234,20 +240,31 @@ export class PodWorker {
   private async startIfDue(container: Container, record: ContainerRecord): Promise<void> {
     const now = this.deps.clock.now();
     if (record.backoffUntil !== undefined && now < record.backoffUntil) {
-      const seconds = Math.round((record.backoffUntil - (record.lastExit?.exit.finishedAt ?? now)) / 1000);
-      record.waiting = {
-        reason: 'CrashLoopBackOff',
-        message: `back-off ${seconds}s restarting failed container=${container.name} pod=${this.pod.metadata?.name}_${this.pod.metadata?.namespace}(${this.uid})`,
-      };
+      // A try that failed before anything ran goes on saying why while it waits.
+      if (record.waiting?.reason !== 'RunContainerError') {
+        const seconds = Math.round((record.backoffUntil - (record.lastExit?.exit.finishedAt ?? now)) / 1000);
+        record.waiting = {
+          reason: 'CrashLoopBackOff',
+          message: `back-off ${seconds}s restarting failed container=${container.name} pod=${this.pod.metadata?.name}_${this.pod.metadata?.namespace}(${this.uid})`,
+        };
+      }
       this.wakeAt(record.backoffUntil);
       return;
     }
-    const chosen = this.deps.runtimeFor(container);
+    const chosen = await this.deps.runtimeFor(container);
     if ('error' in chosen) {
+      record.waiting = { reason: 'RunContainerError', message: chosen.error };
+      this.deps.recorder.event(this.pod, 'Warning', 'Failed', `Error: ${chosen.error}`);
+      if (chosen.retry) {
+        // The kubelet's way with a runtime that fails to start a container: wait, try again
+        // with the crash-loop back-off.
+        const failedAt = this.deps.clock.now();
+        record.backoffUntil = this.deps.backoff.restartAt(`${this.uid}/${container.name}`, failedAt);
+        this.wakeAt(record.backoffUntil);
+        return;
+      }
       // Nothing on this node can run it: the pod fails with the reason, as a bad image would.
       this.state.failed = { reason: 'RunContainerError', message: chosen.error };
-      record.waiting = { reason: 'RunContainerError', message: chosen.error };
-      this.deps.recorder.event(this.pod, 'Warning', 'Failed', chosen.error);
       return;
     }
     this.state.runtimeName = chosen.scheme;
@@ -259,9 +276,18 @@ export class PodWorker {
       record.restartCount = restartCount;
       record.running = running;
       record.waiting = undefined;
-      record.ready = !container.readinessProbe;
-      record.started = !container.startupProbe;
+      this.resetProbeResults(record, container);
       this.watchExit(record, running);
+      if (running.startError) {
+        // The kubelet's FailedToStartContainer: a Warning, never "Started"; the status says
+        // StartError with the same message once the instance ended (at once).
+        this.deps.recorder.event(this.pod, 'Warning', 'Failed', `Error: ${running.startError}`);
+        this.deps.logger.warn(
+          { pod: this.key, container: container.name, restartCount, reason: running.startError },
+          'container command cannot run',
+        );
+        return;
+      }
       this.deps.recorder.event(this.pod, 'Normal', 'Started', `Started container ${container.name}`);
       this.deps.logger.info(
         { pod: this.key, container: container.name, restartCount, pid: running.pid },
@@ -276,10 +302,21 @@ export class PodWorker {
     }
   }
 
-  private watchExit(record: ContainerRecord, running: RunningContainer): void {
-    const container = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find(
-      (c) => c.name === record.name,
+  /** The container of the pod's spec (init or regular) named `name`. */
+  private specOf(name: string): Container | undefined {
+    return [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find(
+      (c) => c.name === name,
     );
+  }
+
+  /** A new (or newly adopted) instance: ready and started unless a probe has to say so first. */
+  private resetProbeResults(record: ContainerRecord, container: Container | undefined): void {
+    record.ready = !container?.readinessProbe;
+    record.started = !container?.startupProbe;
+  }
+
+  private watchExit(record: ContainerRecord, running: RunningContainer): void {
+    const container = this.specOf(record.name);
     if (container && !this.terminating) {
       const probes = this.deps.startProbes(this.pod, container, running, {
         ready: (ready) => {

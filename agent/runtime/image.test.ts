@@ -73,7 +73,7 @@ describe('image containers', () => {
   it('explains why no image runtime is usable', async () => {
     const found = await detectImageCli(['podman']);
     expect('error' in found && found.error).toMatch(
-      /podman is not installed|podman is installed but its engine does not answer/,
+      /podman is not installed|podman is installed but its daemon does not answer/,
     );
   });
 });

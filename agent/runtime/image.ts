@@ -12,25 +12,43 @@ const run = promisify(execFile);
 
 export type ImageCli = { cli: string; name: 'docker' | 'podman' };
 
+/** Why no image CLI can be used: what each candidate said, and which of them are installed. */
+export interface ImageCliMissing {
+  error: string;
+  /** Installed, but their daemon (engine) did not answer: it may be started later. */
+  installed: Array<'docker' | 'podman'>;
+}
+
 /** The first of docker and podman whose CLI answers and whose engine is reachable. */
 export async function detectImageCli(
   candidates: Array<'docker' | 'podman'> = ['docker', 'podman'],
-): Promise<ImageCli | { error: string }> {
+): Promise<ImageCli | ImageCliMissing> {
   const problems: string[] = [];
+  const installed: Array<'docker' | 'podman'> = [];
   for (const name of candidates) {
     try {
       await run(name, ['version', '--format', '{{.Server.Version}}'], { timeout: 5_000 });
       return { cli: name, name };
     } catch (err) {
       const e = err as NodeJS.ErrnoException & { stderr?: string };
+      if (e.code === 'ENOENT') {
+        problems.push(`${name} is not installed`);
+        continue;
+      }
+      installed.push(name);
       problems.push(
-        e.code === 'ENOENT'
-          ? `${name} is not installed`
-          : `${name} is installed but its engine does not answer (${(e.stderr ?? e.message).trim().split('\n')[0]})`,
+        `${name} is installed but its daemon does not answer (${(e.stderr || e.message).trim().split('\n')[0]})`,
       );
     }
   }
-  return { error: problems.join('; ') };
+  return { error: problems.join('; '), installed };
+}
+
+/** How to start the daemon of an installed image CLI (what a person types on the node). */
+export function howToStartDaemon(name: 'docker' | 'podman'): string {
+  return name === 'docker'
+    ? 'sudo systemctl start docker'
+    : 'podman machine start on macOS and Windows, sudo systemctl start podman.socket on Linux';
 }
 
 /** The `docker run` command line for a container (a unique name, so it can be removed by name). */

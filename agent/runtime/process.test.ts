@@ -199,21 +199,22 @@ describe('ProcessRuntime.start', () => {
     expect(existsSync(logFile('missing'))).toBe(false);
   });
 
-  it('ends a command that cannot be found with 127, ContainerCannotRun and what to do', async () => {
+  it('ends a command that cannot be found with 127, StartError and what to do', async () => {
     const a = agent();
     const c = await start(a, spec('app', ['kubelab-no-such-program', '--flag']));
+    expect(c.startError).toMatch(/"kubelab-no-such-program" was not found in PATH/);
     const exit = await c.exited;
-    expect(exit).toMatchObject({ exitCode: 127, reason: 'ContainerCannotRun' });
+    expect(exit).toMatchObject({ exitCode: 127, reason: 'StartError' });
     expect(exit.message).toMatch(/"kubelab-no-such-program" was not found in PATH .*install it on the node/);
     expect(logOf('app')).toContain('kubelab-no-such-program: not found');
   });
 
-  it('ends a file that cannot be executed with 126 and ContainerCannotRun', async () => {
+  it('ends a file that cannot be executed with 126 and StartError', async () => {
     const a = agent();
     const script = path.join(dataDir, 'script.sh');
     writeFileSync(script, 'echo hi\n', { mode: 0o644 });
     const exit = await (await start(a, spec('app', [script]))).exited;
-    expect(exit).toMatchObject({ exitCode: 126, reason: 'ContainerCannotRun' });
+    expect(exit).toMatchObject({ exitCode: 126, reason: 'StartError' });
     expect(exit.message).toMatch(/not executable.*chmod \+x/);
   });
 

@@ -227,9 +227,6 @@ export class ProcessRuntime implements Runtime {
     };
     if (wrapperExit.status) wrapperExit.then();
     await this.waitUntilExecuting(startedFile, tracked);
-    if (!check.ok) {
-      this.logger.info({ container: id, reason: check.message }, 'container command cannot run');
-    }
     await this.pruneOldInstances(spec.podUid, spec.name, spec.restartCount);
     return tracked.container;
   }
@@ -427,6 +424,7 @@ export class ProcessRuntime implements Runtime {
         restartCount,
         pid: state.pid,
         startedAt: state.startedAt,
+        ...(state.cannotRun ? { startError: state.cannotRun.message } : {}),
         exited,
       },
       state: {
@@ -539,7 +537,9 @@ export class ProcessRuntime implements Runtime {
       finishedAt,
     };
     if (state.cannotRun && (status.exitCode === 126 || status.exitCode === 127)) {
-      return { ...base, reason: 'ContainerCannotRun', message: state.cannotRun.message };
+      // What the kubelet reports when the runtime could not start the command (containerd's
+      // StartError), with the exit code the wrapper's exec really ended with.
+      return { ...base, reason: 'StartError', message: state.cannotRun.message };
     }
     if (oomKilled && status.signal === 'SIGKILL') {
       return { ...base, reason: 'OOMKilled', message: 'the container used more memory than its limit' };

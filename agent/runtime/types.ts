@@ -32,9 +32,12 @@ export interface ContainerExit {
   /** The signal that ended it, if one did ("SIGKILL"). */
   signal?: string;
   finishedAt: number;
-  /** Kubernetes' terminated.reason: "Completed" for 0, "Error" otherwise, "OOMKilled" when known. */
+  /**
+   * Kubernetes' terminated.reason: "Completed" for 0, "Error" otherwise, "OOMKilled" when known,
+   * "StartError" when its command could not be run.
+   */
   reason: string;
-  /** Kubernetes' terminated.message: what went wrong and what to do ("ContainerCannotRun"). */
+  /** Kubernetes' terminated.message: what went wrong and what to do (with StartError, OOMKilled). */
   message?: string;
 }
 
@@ -47,6 +50,11 @@ export interface RunningContainer {
   restartCount: number;
   pid: number;
   startedAt: number;
+  /**
+   * Set when its command was found unable to run as it started (not found, not executable):
+   * it ends at once (126/127, reason StartError), and this says why and what to do.
+   */
+  startError?: string;
   /** Settles when the container ends, however it ends (also if it ended while the agent was down). */
   exited: Promise<ContainerExit>;
 }

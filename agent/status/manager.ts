@@ -14,6 +14,7 @@ import type { Clock } from '../../client/util/clock.js';
 import { Sleeper } from '../../client/util/sleeper.js';
 import { clone } from '../../client/util/objects.js';
 import type { AgentConfig } from '../config.js';
+import type { ControlPlaneContact } from '../contact.js';
 import type { Logger } from '../logger.js';
 import type { MachineInfo, MachineReader, MachineSample } from '../machine/types.js';
 import { PressureTracker } from './pressure.js';
@@ -32,6 +33,8 @@ export interface NodeStatusManagerOptions {
   health?: () => string[];
   /** The Node as the agent's informer last saw it: the first try of a round starts from it. */
   cachedNode?: () => Node | undefined;
+  /** Logs outages of the control plane once: writes failing for want of it are logged at debug. */
+  contact?: ControlPlaneContact;
 }
 
 const TRANSITION_EVENTS: Record<string, [string, string]> = {
@@ -95,7 +98,7 @@ export class NodeStatusManager {
           continue;
         } catch (err) {
           const delay = this.backoff.next();
-          logger.warn(
+          logger[this.levelFor(err)](
             { node: config.nodeName, err: (err as Error).message, retryInMs: Math.round(delay) },
             'cannot register the node; retrying',
           );
@@ -157,6 +160,7 @@ export class NodeStatusManager {
       sample = this.latestSample;
     }
     this.latestSample = sample;
+    let lastError: unknown;
     for (let attempt = 0; attempt < NODE_STATUS_UPDATE_RETRY; attempt++) {
       try {
         await this.tryUpdateNodeStatus(attempt, sample);
@@ -167,16 +171,22 @@ export class NodeStatusManager {
           this.registered = false;
           return;
         }
-        logger.warn(
+        lastError = err;
+        logger[this.levelFor(err)](
           { node: config.nodeName, attempt, err: (err as Error).message },
           'error updating node status, will retry',
         );
       }
     }
-    logger.error(
+    logger[this.options.contact?.explains(lastError) ? 'debug' : 'error'](
       { node: config.nodeName },
       `update node status exceeds retry count (${NODE_STATUS_UPDATE_RETRY})`,
     );
+  }
+
+  /** A failure for want of the control plane is part of an outage the contact logs once. */
+  private levelFor(err: unknown): 'debug' | 'warn' {
+    return this.options.contact?.explains(err) ? 'debug' : 'warn';
   }
 
   private async tryUpdateNodeStatus(attempt: number, sample: MachineSample): Promise<void> {

@@ -119,7 +119,12 @@ export interface InformerOptions<K extends KindName> {
   resyncCheckMs?: number;
   metrics?: ReflectorMetrics;
   logger?: Logger;
-  reflector?: Partial<Pick<ReflectorOptions<K>, 'backoff' | 'watchTimeoutSeconds' | 'watchdogMs' | 'random'>>;
+  reflector?: Partial<
+    Pick<
+      ReflectorOptions<K>,
+      'backoff' | 'watchTimeoutSeconds' | 'watchdogMs' | 'random' | 'reportedElsewhere'
+    >
+  >;
 }
 
 const quietLogger: Logger = { info: () => undefined, warn: () => undefined };

@@ -34,6 +34,7 @@ export interface ReflectorMetrics {
 export interface Logger {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
+  debug?(obj: object, msg: string): void;
 }
 
 export interface ReflectorOptions<K extends KindName> {
@@ -52,6 +53,11 @@ export interface ReflectorOptions<K extends KindName> {
   metrics?: ReflectorMetrics;
   logger?: Logger;
   random?: () => number;
+  /**
+   * Whether a failed list or watch is already reported by its owner (an agent logs an outage of
+   * the control plane once): then it is logged at debug, not as a warning at every retry.
+   */
+  reportedElsewhere?: (err: unknown) => boolean;
 }
 
 /** client-go's reflector backoff: 800 ms → 30 s, doubling, jittered, reset after 2 minutes of health. */
@@ -118,10 +124,10 @@ export class Reflector<K extends KindName> {
         const reason = err instanceof ApiError ? err.reason : 'Error';
         this.options.metrics?.watchFailed(this.options.kind, reason);
         const delay = this.backoff.next();
-        this.log.warn(
-          { kind: this.options.kind, err: (err as Error).message, retryInMs: Math.round(delay) },
-          needList ? 'list failed' : 'watch ended',
-        );
+        const fields = { kind: this.options.kind, err: (err as Error).message, retryInMs: Math.round(delay) };
+        const what = needList ? 'list failed' : 'watch ended';
+        if (this.options.reportedElsewhere?.(err) && this.log.debug) this.log.debug(fields, what);
+        else this.log.warn(fields, what);
         await this.sleeper.sleep(delay);
       }
     }

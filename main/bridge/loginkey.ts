@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createFileAtomic, writeFileAtomic } from '../atomicfile.js';
+import { createFileAtomic, writeFileAtomic } from '../../client/util/atomicfile.js';
 
 const KEY_BYTES = 32;
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../atomicfile.js';
+import { writeFileAtomic } from '../../client/util/atomicfile.js';
 import type { TokenStore } from '../grpc/tokens.js';
 
 export const UI_TOKEN_NAME = 'ui';

@@ -17,7 +17,7 @@ import { caHashOf } from '../../client/util/tls.js';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join, relative } from 'node:path';
-import { writeFileAtomic } from '../atomicfile.js';
+import { writeFileAtomic } from '../../client/util/atomicfile.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 

@@ -20,7 +20,7 @@ import { appendFileSync, existsSync, readFileSync, rmSync, statSync } from 'node
 import { join } from 'node:path';
 import type { Identity, Role } from '../../client/api/local.js';
 import type { Clock, TimerHandle } from '../../client/util/clock.js';
-import { writeFileAtomic } from '../atomicfile.js';
+import { writeFileAtomic } from '../../client/util/atomicfile.js';
 import { Revocations } from './revocations.js';
 
 export interface TokenRecord {

@@ -1,121 +1,19 @@
 /**
- * One process owns a database file: `<file>.lock` next to it says which — its pid, the pid's
- * start time, the boot it ran in and the host name. After a crash or a power loss the lock
- * stays behind, and its pid may since have been given to another process; so the lock counts
- * only while that pid still names the process that wrote it (same boot, same start time).
+ * One server owns a database file: `<file>.lock` next to it names it (client/util/lockfile.ts:
+ * pid, start time, boot and host, so a lock left by a crashed server does not block the next
+ * start once its process is gone).
  */
-import { hostname } from 'node:os';
-import { readFileSync, rmSync, statSync } from 'node:fs';
-import {
-  currentBootId,
-  isSameProcess,
-  processStartTime,
-  processStartedAt,
-} from '../../client/util/procfs.js';
-import { createFileAtomic } from '../atomicfile.js';
+import { describeHolder, takeLockFile, type LockHolder } from '../../client/util/lockfile.js';
 import { StorageError } from './types.js';
-
-/** What a lock file records about its holder. */
-interface Holder {
-  pid: number;
-  /** client/util/procfs.ts's start time; absent where it cannot be read (Windows). */
-  startTime?: string;
-  /** Linux's boot id: a start time is only comparable within one boot. */
-  bootId?: string;
-  host?: string;
-}
-
-const CLOCK_SLACK_MS = 5_000;
-
-/** Files open in this process (a second server in the same process must be refused too). */
-const openFiles = new Set<string>();
 
 /** Takes the lock on `path` or throws 'Unavailable' naming the live holder; returns the release. */
 export function takeLock(path: string): () => void {
-  const lock = `${path}.lock`;
-  if (openFiles.has(path)) throw inUse(path, { pid: process.pid });
-  const me: Holder = {
-    pid: process.pid,
-    startTime: processStartTime(process.pid),
-    bootId: currentBootId(),
-    host: hostname(),
-  };
-  for (let attempt = 1; ; attempt++) {
-    try {
-      // Created whole or not at all: a server starting at the same moment never reads half a lock.
-      createFileAtomic(lock, JSON.stringify(me) + '\n');
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw err;
-      const holder = liveHolder(lock);
-      if (holder) throw inUse(path, holder);
-      rmSync(lock, { force: true }); // Left by a server that is gone.
-    }
-  }
-  openFiles.add(path);
-  return () => {
-    openFiles.delete(path);
-    rmSync(lock, { force: true });
-  };
+  return takeLockFile(`${path}.lock`, (holder) => inUse(path, holder));
 }
 
-/** The holder named in the lock file when it is still running, else undefined (the lock is stale). */
-function liveHolder(lock: string): Holder | undefined {
-  let text: string;
-  let writtenAt: number;
-  try {
-    text = readFileSync(lock, 'utf8').trim();
-    writtenAt = statSync(lock).mtimeMs;
-  } catch {
-    return undefined; // Removed meanwhile.
-  }
-  const holder = parseHolder(text);
-  // Empty or garbled: torn by a crash while it was written (before writes were atomic).
-  if (!holder) return undefined;
-  // Not this process: it would be in openFiles. The pid was reused (e.g. after a reboot).
-  if (holder.pid === process.pid) return undefined;
-  if (holder.bootId && currentBootId() && holder.bootId !== currentBootId()) return undefined;
-  if (holder.startTime !== undefined) return isSameProcess(holder.pid, holder.startTime) ? holder : undefined;
-  if (process.platform === 'win32') {
-    // Windows has neither /proc nor ps to tell a reused pid from the holder: whether the pid
-    // is alive is the best available check (a stale lock whose pid was reused then blocks
-    // the start, and the error says to delete it).
-    return isAlive(holder.pid) ? holder : undefined;
-  }
-  // A lock of an earlier version (a bare pid): its writer had started before writing it, so a
-  // process that started later under that pid is another one. The slack absorbs a wall clock
-  // set forward since (it moves the boot time the start is computed from).
-  const startedAt = processStartedAt(holder.pid);
-  return startedAt !== undefined && startedAt <= writtenAt + CLOCK_SLACK_MS ? holder : undefined;
-}
-
-function parseHolder(text: string): Holder | undefined {
-  if (/^\d+$/.test(text)) return { pid: Number(text) };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const h = parsed as Partial<Holder> | null;
-  if (!h || !Number.isSafeInteger(h.pid) || (h.pid as number) <= 0) return undefined;
-  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  return { pid: h.pid as number, startTime: str(h.startTime), bootId: str(h.bootId), host: str(h.host) };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function inUse(path: string, holder: Holder): StorageError {
-  const host = holder.host && holder.host !== hostname() ? ` on ${holder.host}` : '';
+function inUse(path: string, holder: LockHolder): StorageError {
   return new StorageError(
     'Unavailable',
-    `the database ${path} is in use by another kubelab server (pid ${holder.pid}${host}); stop it or choose another --data-dir (if no kubelab server runs, delete ${path}.lock)`,
+    `the database ${path} is in use by another kubelab server (${describeHolder(holder)}); stop it or choose another --data-dir (if no kubelab server runs, delete ${path}.lock)`,
   );
 }

@@ -135,3 +135,19 @@ it('explains what is missing', async () => {
   expect(wrongCa.code).toBe(1);
   expect(wrongCa.stderr).toContain('does not match the join token');
 }, 90_000);
+
+it('--help shows each default once, and documents KUBELAB_TOKEN without ever showing its value', async () => {
+  const secret = `K10${'0'.repeat(64)}::abcdef.${'b'.repeat(32)}`;
+  const { stdout } = await run(process.execPath, [AGENT, '--help'], {
+    env: { ...process.env, KUBELAB_TOKEN: secret },
+  });
+  const nodeName = stdout.split('\n').find((l) => l.trimStart().startsWith('--node-name'))!;
+  expect(nodeName.match(/\(default:/g)).toHaveLength(1);
+  expect(nodeName).toContain("this machine's hostname");
+  const tokenHelp = stdout.split('\n').find((l) => l.trimStart().startsWith('--token'))!;
+  expect(tokenHelp).toContain('env: KUBELAB_TOKEN');
+  expect(stdout).toContain(
+    "KUBELAB_TOKEN='K10<hash>::<id>.<secret>' kubelab-agent --server https://10.0.0.2:6443",
+  );
+  expect(stdout).not.toContain(secret);
+});

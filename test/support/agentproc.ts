@@ -20,6 +20,8 @@ export interface AgentProcessOptions {
   nodeName: string;
   token?: string;
   args?: string[];
+  /** The agent's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The agent's last lines of stderr, for a failing test's message. */
@@ -42,7 +44,7 @@ export function startAgentProcess(options: AgentProcessOptions): ChildProcess {
       'info',
       ...(options.args ?? []),
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    { stdio: ['ignore', 'ignore', 'pipe'], env: options.env ?? process.env },
   );
   const lines: string[] = [];
   agentLogs.set(child, lines);

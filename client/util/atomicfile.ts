@@ -1,8 +1,9 @@
 /**
- * Files the control plane must be able to read back after a crash or a power loss (keys,
- * certificates, token snapshots): a torn write must never stop the next start. The data goes
- * to a temporary file in the same folder, is flushed to disk, and replaces the old file by
- * rename; the folder is flushed too, so the rename itself survives a power cut.
+ * Files that must read back whole after a crash or a power loss (keys, certificates, token
+ * snapshots, lock files): a torn write must never stop the next start. The data goes to a
+ * temporary file in the same folder, is flushed to disk, and replaces the old file by rename;
+ * the folder is flushed too, so the rename itself survives a power cut. Shared by the control
+ * plane and the agent (both lock their data folders with it).
  */
 import { closeSync, fsyncSync, linkSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
