@@ -11,6 +11,8 @@ export const TAINT_MEMORY_PRESSURE = 'node.kubernetes.io/memory-pressure';
 export const TAINT_DISK_PRESSURE = 'node.kubernetes.io/disk-pressure';
 export const TAINT_PID_PRESSURE = 'node.kubernetes.io/pid-pressure';
 export const TAINT_NETWORK_UNAVAILABLE = 'node.kubernetes.io/network-unavailable';
+/** Put by hand on a node that is down for good: its terminating pods may be force-deleted. */
+export const TAINT_OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
 
 /** Same key and effect: the identity of a taint on a node. */
 export function sameTaint(a: Taint, b: Taint): boolean {

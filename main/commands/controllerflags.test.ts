@@ -22,6 +22,7 @@ describe('controller flags', () => {
         largeClusterThreshold: 50,
         unhealthyZoneThreshold: 0.55,
       },
+      podGC: { terminatedPodThreshold: 1000 },
     });
   });
 
@@ -35,6 +36,8 @@ describe('controller flags', () => {
       '0.5',
       '--unhealthy-zone-threshold',
       '0.7',
+      '--terminated-pod-gc-threshold',
+      '50',
     ]);
     expect(controllerConfig(flags).nodeLifecycle).toMatchObject({
       monitorPeriodMs: 1000,
@@ -42,6 +45,7 @@ describe('controller flags', () => {
       evictionRate: 0.5,
       unhealthyZoneThreshold: 0.7,
     });
+    expect(controllerConfig(flags).podGC).toEqual({ terminatedPodThreshold: 50 });
   });
 
   it('refuse nonsense with a message naming the flag', () => {
@@ -50,6 +54,9 @@ describe('controller flags', () => {
     );
     expect(() => parse(['--unhealthy-zone-threshold', '2'])).toThrow(/--unhealthy-zone-threshold.*at most 1/);
     expect(() => parse(['--node-eviction-rate', '-1'])).toThrow(/--node-eviction-rate.*0 or more/);
+    expect(() => parse(['--terminated-pod-gc-threshold', 'many'])).toThrow(
+      /--terminated-pod-gc-threshold.*whole number/,
+    );
     expect(() => controllerConfig(parse(['--node-monitor-grace-period', '5s']))).toThrow(
       /--node-monitor-grace-period \(5s\) must be longer than --node-monitor-period \(5s\)/,
     );

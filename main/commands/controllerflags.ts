@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULT_NODE_LIFECYCLE } from '../controllers/nodelifecycle/config.js';
+import { DEFAULT_POD_GC } from '../controllers/podgc/config.js';
 import type { ControllerConfig } from '../controllers/types.js';
 
 export interface ControllerFlags {
@@ -14,6 +15,7 @@ export interface ControllerFlags {
   secondaryNodeEvictionRate: number;
   largeClusterSizeThreshold: number;
   unhealthyZoneThreshold: number;
+  terminatedPodGcThreshold: number;
 }
 
 /** "5s", "40s", "1m", "500ms" → milliseconds. */
@@ -102,6 +104,13 @@ export function addControllerFlags(command: Command): Command {
     d.unhealthyZoneThreshold,
     String(d.unhealthyZoneThreshold),
   );
+  flag(
+    '--terminated-pod-gc-threshold <pods>',
+    'finished (Succeeded or Failed) pods kept before the oldest are deleted; 0 keeps them all',
+    count,
+    DEFAULT_POD_GC.terminatedPodThreshold,
+    String(DEFAULT_POD_GC.terminatedPodThreshold),
+  );
   return command;
 }
 
@@ -121,5 +130,6 @@ export function controllerConfig(flags: ControllerFlags): ControllerConfig {
       largeClusterThreshold: flags.largeClusterSizeThreshold,
       unhealthyZoneThreshold: flags.unhealthyZoneThreshold,
     },
+    podGC: { terminatedPodThreshold: flags.terminatedPodGcThreshold },
   };
 }

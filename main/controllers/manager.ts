@@ -18,6 +18,7 @@ import { daemonSetController } from './daemonset/controller.js';
 import { garbageCollectorController } from './gc/controller.js';
 import { namespaceController } from './namespace/controller.js';
 import { nodeLifecycleController } from './nodelifecycle/controller.js';
+import { podGCController } from './podgc/controller.js';
 import { schedulerController } from './scheduler/controller.js';
 import { taintEvictionController } from './tainteviction/controller.js';
 import type { Controller, ControllerConfig, ControllerContext, ControllerDefinition } from './types.js';
@@ -30,6 +31,7 @@ export const CONTROLLERS: ControllerDefinition[] = [
   taintEvictionController,
   schedulerController,
   daemonSetController,
+  podGCController,
 ];
 
 export interface LeaderElectionConfig {

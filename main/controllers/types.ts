@@ -9,6 +9,7 @@ import type { QueueMetricsProvider } from '../../client/workqueue/queue.js';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../logging.js';
 import type { NodeLifecycleConfig } from './nodelifecycle/config.js';
+import type { PodGCConfig } from './podgc/config.js';
 
 export interface ControllerContext {
   client: Client;
@@ -26,6 +27,7 @@ export interface ControllerContext {
 
 export interface ControllerConfig {
   nodeLifecycle?: Partial<NodeLifecycleConfig>;
+  podGC?: Partial<PodGCConfig>;
 }
 
 export interface Controller {

@@ -4,6 +4,7 @@
  * synced by two workers at once (the workqueue guarantees it).
  */
 import type { Clock } from '../../client/util/clock.js';
+import { nextTurn } from '../../client/util/nextturn.js';
 import { defaultControllerRateLimiter } from '../../client/workqueue/ratelimiter.js';
 import { newRateLimitingQueue, type RateLimitingQueue } from '../../client/workqueue/ratelimiting.js';
 import type { QueueMetricsProvider } from '../../client/workqueue/queue.js';
@@ -47,6 +48,17 @@ export class KeyWorker {
   async stop(): Promise<void> {
     this.queue.shutDown();
     await Promise.all(this.workers);
+  }
+
+  /**
+   * Resolves once no key is queued or in work for two turns of the event loop running (for
+   * tests); keys waiting out a delay do not count.
+   */
+  async idle(): Promise<void> {
+    for (let quiet = 0; quiet < 2;) {
+      await nextTurn();
+      quiet = this.queue.isIdle() ? quiet + 1 : 0;
+    }
   }
 
   private async work(): Promise<void> {

@@ -12,7 +12,6 @@ import type { SharedIndexInformer } from '../../../client/cache/informer.js';
 import { splitKey } from '../../../client/cache/keys.js';
 import type { EventRecorder } from '../../../client/events/recorder.js';
 import { deepEqual } from '../../../client/util/objects.js';
-import { nextTurn } from '../../../client/util/nextturn.js';
 import type { Controller, ControllerContext, ControllerDefinition } from '../types.js';
 import { KeyWorker } from '../worker.js';
 import { PerKeyBackoff } from './backoff.js';
@@ -27,7 +26,7 @@ import {
   revisionName,
   revisionsToDelete,
 } from './history.js';
-import { podsShouldBeOnNode } from './podsonnode.js';
+import { podsShouldBeOnNode, unscheduledPodsWithoutNode } from './podsonnode.js';
 import { daemonPodFor } from './podtemplate.js';
 import { rollingUpdatePlan } from './rollingupdate.js';
 import { slowStartBatches } from './slowstart.js';
@@ -95,7 +94,7 @@ export class DaemonSetController implements Controller {
           if (nodeShouldRunDaemonPod(node, ds).shouldRun) this.enqueue(ds);
       },
       onUpdate: (old, node) => this.nodeUpdated(old, node),
-      // Pods of a node that is gone are deleted by the sync (Kubernetes leaves it to pod GC).
+      // Its DaemonSets recount and delete the unbound pods meant for it; pod GC removes the bound ones.
       onDelete: (node) => {
         for (const ds of this.daemonSets.list())
           if (this.hasPodsOn(ds, node.metadata!.name!)) this.enqueue(ds);
@@ -121,11 +120,8 @@ export class DaemonSetController implements Controller {
   }
 
   /** Resolves once no key is queued or in work (for tests). */
-  async idle(): Promise<void> {
-    for (let quiet = 0; quiet < 2;) {
-      await nextTurn();
-      quiet = this.worker.queue.isIdle() ? quiet + 1 : 0;
-    }
+  idle(): Promise<void> {
+    return this.worker.idle();
   }
 
   enqueue(ds: DaemonSet): void {
@@ -205,10 +201,7 @@ export class DaemonSetController implements Controller {
       if (plan.retryAfterMs !== undefined)
         retryAfterMs = Math.min(retryAfterMs ?? Infinity, plan.retryAfterMs);
     }
-    const existing = new Set(nodes.map((n) => n.metadata!.name!));
-    for (const [nodeName, pods] of nodeToPods) {
-      if (!existing.has(nodeName)) toDelete.push(...pods.filter((p) => !p.metadata?.deletionTimestamp));
-    }
+    toDelete.push(...unscheduledPodsWithoutNode(nodes, nodeToPods));
     if (retryAfterMs !== undefined) this.worker.enqueueAfter(dsKey(ds), retryAfterMs);
     await this.syncNodes(ds, toDelete, createOn, hash);
   }

@@ -3,7 +3,8 @@
  * created where one should run and none does; failed pods deleted — with a per-(DaemonSet,
  * node) backoff so the controller does not fight a kubelet that keeps rejecting them; extra
  * pods deleted, keeping the oldest (with surge: the oldest of each revision, until the new one
- * is available); every pod deleted where none may run.
+ * is available); every pod deleted where none may run. For a node that is gone: its pods not
+ * yet bound (the bound ones are pod GC's).
  */
 import { isPodReady } from '../../../client/api/pods.js';
 import type { DaemonSet, Node, Pod } from '../../../client/api/types.js';
@@ -105,4 +106,19 @@ export function podsShouldBeOnNode(
       plan.delete.push(oldestOld);
   }
   return plan;
+}
+
+/**
+ * Pods meant for a node that no longer exists and not yet bound (getUnscheduledPodsWithoutNode):
+ * the scheduler can never place them, and pod GC only removes pods bound to a gone node, so
+ * they are the DaemonSet's to delete. Bound ones are pod GC's, after its quarantine.
+ */
+export function unscheduledPodsWithoutNode(nodes: Node[], nodeToPods: Map<string, Pod[]>): Pod[] {
+  const existing = new Set(nodes.map((n) => n.metadata?.name));
+  const orphans: Pod[] = [];
+  for (const [nodeName, pods] of nodeToPods) {
+    if (existing.has(nodeName)) continue;
+    orphans.push(...pods.filter((p) => !p.spec?.nodeName && !p.metadata?.deletionTimestamp));
+  }
+  return orphans;
 }

@@ -5,7 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { PerKeyBackoff } from '../../../main/controllers/daemonset/backoff.js';
-import { podsShouldBeOnNode } from '../../../main/controllers/daemonset/podsonnode.js';
+import {
+  podsShouldBeOnNode,
+  unscheduledPodsWithoutNode,
+} from '../../../main/controllers/daemonset/podsonnode.js';
 import { ds, node, pod } from './fixtures.js';
 
 const NOW = Date.parse('2026-01-01T02:00:00Z');
@@ -125,5 +128,19 @@ describe('podsShouldBeOnNode', () => {
 
   it('with surge and no pod at all: creates one', () => {
     expect(podsShouldBeOnNode(node('n1'), [], surge, 'new', new PerKeyBackoff(), NOW).create).toBe(true);
+  });
+});
+
+describe('unscheduledPodsWithoutNode', () => {
+  it('deletes the unbound pods meant for a node that is gone, and leaves the bound ones to pod GC', () => {
+    const bound = pod('gone', { name: 'bound' });
+    const unbound = { ...pod('gone', { name: 'unbound' }), spec: { containers: [] } };
+    const unboundGoing = { ...pod('gone', { name: 'going', deleting: true }), spec: { containers: [] } };
+    const elsewhere = { ...pod('n1', { name: 'elsewhere' }), spec: { containers: [] } };
+    const byNode = new Map([
+      ['gone', [bound, unbound, unboundGoing]],
+      ['n1', [elsewhere]],
+    ]);
+    expect(names(unscheduledPodsWithoutNode([node('n1')], byNode))).toEqual(['unbound']);
   });
 });
