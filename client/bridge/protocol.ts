@@ -69,6 +69,14 @@ export type BridgeMessage =
   /** A stream ended: normally, or with an error (e.g. Expired: list again). */
   | { id: number; op: 'end'; error?: BridgeError };
 
+/** Where lab machines' agents should dial this control plane (the Add node view). */
+export interface BridgeAgentAddress {
+  /** https://host:port: where the server listens, or this machine's LAN address when it listens on every address. */
+  url: string;
+  /** false: the server listens on a loopback address only, so no other machine can reach it. */
+  reachable: boolean;
+}
+
 /** What `joinToken` answers. */
 export interface BridgeJoinToken {
   token: string;
@@ -97,6 +105,8 @@ export interface BridgeInfo {
   adminTokenPath?: string;
   /** Browser mode's address (http://127.0.0.1:6080), when the GUI is served to browsers. */
   uiAddress?: string;
+  /** Where lab machines' agents should dial, and whether they can reach it. */
+  agents: BridgeAgentAddress;
 }
 
 /** A token as `listTokens` shows it. */

@@ -15,6 +15,7 @@ import type { ControlPlane } from '../controlplane.js';
 import { issueToken } from '../grpc/cluster.js';
 import type { TokenRecord } from '../grpc/tokens.js';
 import { bridgeHello } from './hello.js';
+import { agentAddressOf } from './jointoken.js';
 
 export const GUI_OPS = ['info', 'nodeMetricsHistory', 'listTokens', 'createToken', 'deleteToken'] as const;
 export type GuiOp = (typeof GUI_OPS)[number];
@@ -136,6 +137,7 @@ function info(cp: ControlPlane, identity: Identity, uiAddress: string | undefine
     listen: server.listen,
     tls: Boolean(cp.pki),
     ...(uiAddress ? { uiAddress } : {}),
+    agents: agentAddressOf(cp),
     ...(server.store === 'etcd' && cp.options.etcdEndpoints
       ? { etcdEndpoints: cp.options.etcdEndpoints }
       : {}),

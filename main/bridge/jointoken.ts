@@ -1,19 +1,20 @@
 /**
  * Join tokens for the GUI's "Add node" view: the same tokens as `kubelab token create`, and the
- * address a lab machine should use — this machine's first non-loopback IPv4 address (the
- * control plane listens on every address by default), or its hostname.
+ * address a lab machine should use — where the control plane listens, or this machine's LAN
+ * address when it listens on every address. A server on a loopback address only cannot be
+ * reached from another machine at all: the address says so, and the view warns.
  */
-import { hostname, networkInterfaces } from 'node:os';
 import type { Identity } from '../../client/api/local.js';
-import type { BridgeJoinToken } from '../../client/bridge/protocol.js';
+import type { BridgeAgentAddress, BridgeJoinToken } from '../../client/bridge/protocol.js';
+import { agentAddress } from '../agentaddress.js';
 import type { ControlPlane } from '../controlplane.js';
 import { DEFAULT_JOIN_TTL_SECONDS, joinTokenString } from '../grpc/cluster.js';
+import { splitHostPort } from '../grpc/server.js';
 
-export function lanAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  return hostname();
+/** Where lab machines' agents should dial this control plane, and whether they can. */
+export function agentAddressOf(cp: ControlPlane): BridgeAgentAddress {
+  const { host } = splitHostPort(cp.options.listen ?? '0.0.0.0:6443');
+  return agentAddress(host, cp.port, Boolean(cp.pki));
 }
 
 /** A join-token maker for admins; undefined for anyone else or a server without TLS. */
@@ -31,7 +32,7 @@ export function joinTokenMaker(
     });
     return {
       token: joinTokenString(pki.caHash, created.token),
-      server: `https://${lanAddress()}:${cp.port}`,
+      server: agentAddressOf(cp).url,
       expiresInSeconds: ttlSeconds,
     };
   };

@@ -1,7 +1,9 @@
 /**
  * The node and DaemonSet pages in headless Chromium against browser mode on a real control
  * plane with hollow agents (reporting every half second): a node's page draws its agent's
- * NodeMetrics live; labels and taints are edited there, with the server's validation errors
+ * NodeMetrics live, and — for a node written through the API as an agent would — every
+ * retained sample, the heartbeat of its lease and conditions whose labels and chips do not
+ * collide; labels and taints are edited there, with the server's validation errors
  * at the field; drain shows each pod's progress and leaves only DaemonSet pods; a DaemonSet
  * is restarted, rolled back and edited as YAML. Screenshots (light and dark) go to
  * test-artifacts/.
@@ -9,7 +11,9 @@
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { HollowFleet } from '../../agent/hollow.js';
-import type { DaemonSet, Node, Pod } from '../../client/api/types.js';
+import type { DaemonSet, Lease, Node, NodeMetrics, Pod } from '../../client/api/types.js';
+import { NODE_LEASE_NAMESPACE } from '../../client/api/wellknown.js';
+import { rfc3339, rfc3339Micro } from '../../client/util/clock.js';
 import { eventually } from '../support/wait.js';
 import { fillEditor, startGui, type Gui } from './support.js';
 
@@ -74,6 +78,81 @@ it("a node's page shows its facts and draws its NodeMetrics live", async () => {
   await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
   await gui.shot('node-page-dark');
   await page.emulateMedia({ colorScheme: 'light' });
+}, 60_000);
+
+it("a node's page draws its retained NodeMetrics history, its lease's heartbeat, and conditions that fit", async () => {
+  const { page, text, admin } = gui;
+  const now = Date.now();
+  // A node with no agent, written as an agent would have written it: a status heartbeat
+  // 4 minutes old (written every 5 minutes when nothing changes), a lease renewed just now,
+  // a pressure condition not known, and two minutes of samples, one every 10 s.
+  await admin.create<Node>({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'quiet' },
+    status: {
+      capacity: { cpu: '4', memory: '8Gi', 'ephemeral-storage': '100Gi' },
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: rfc3339(now - 240_000) },
+        { type: 'MemoryPressure', status: 'Unknown', reason: 'NodeStatusUnknown' },
+      ],
+    },
+  });
+  try {
+    await admin.create<Lease>({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'quiet', namespace: NODE_LEASE_NAMESPACE },
+      spec: { holderIdentity: 'quiet', leaseDurationSeconds: 40, renewTime: rfc3339Micro(now) },
+    });
+    let metrics: NodeMetrics | undefined;
+    for (let i = 11; i >= 0; i--) {
+      const sample: NodeMetrics = {
+        apiVersion: 'metrics.k8s.io/v1beta1',
+        kind: 'NodeMetrics',
+        metadata: {
+          name: 'quiet',
+          ...(metrics ? { resourceVersion: metrics.metadata?.resourceVersion } : {}),
+        },
+        timestamp: rfc3339(now - i * 10_000),
+        window: '10s',
+        usage: { cpu: `${(12 - i) * 100}m`, memory: '2Gi', 'ephemeral-storage': '10Gi' },
+      };
+      metrics = metrics ? await admin.update(sample) : await admin.create(sample);
+    }
+
+    await page.click('[data-view="nodes"]');
+    await expect.poll(() => text('[data-node="quiet"] [data-col="heartbeat"]')).toMatch(/^\d+s$/);
+    await openNode('quiet');
+    // Every retained sample once: 12, not the first of them and the live one.
+    await expect
+      .poll(async () => Number(await page.locator('[data-testid="chart-cpu"]').getAttribute('data-points')))
+      .toBe(12);
+    expect(await text('[data-testid="chart-cpu"] [data-testid="latest"]')).toBe('1.2 cores of 4 cores (30%)');
+    expect(await text('[data-testid="heartbeat"]')).toMatch(/^heartbeat \d+s ago$/);
+
+    // "MemoryPressure" and its "Unknown" chip each keep their own space, clear of the bar.
+    await expect.poll(() => text('[data-condition="MemoryPressure"] [data-testid="status"]')).toBe('Unknown');
+    const boxes = await page.evaluate(() => {
+      const track = document.querySelector('[data-condition="MemoryPressure"]')!;
+      const box = (selector: string) => {
+        const r = track.querySelector(selector)!.getBoundingClientRect();
+        return { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+      };
+      return { name: box('strong'), chip: box('[data-testid="status"]'), bar: box('.bar') };
+    });
+    type Box = typeof boxes.name;
+    const overlaps = (a: Box, b: Box) =>
+      a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    expect(overlaps(boxes.name, boxes.chip)).toBe(false);
+    expect(overlaps(boxes.chip, boxes.bar)).toBe(false);
+    expect(overlaps(boxes.name, boxes.bar)).toBe(false);
+    await gui.shot('node-page-history');
+  } finally {
+    // Gone before the DaemonSet tests, which count a pod per node.
+    await admin.delete('Node', 'quiet');
+    await admin.delete('Lease', 'quiet', { namespace: NODE_LEASE_NAMESPACE });
+  }
 }, 60_000);
 
 it("edits a node's labels and taints, with the server's errors at the field", async () => {

@@ -3,7 +3,8 @@
  * real control plane with hollow agents: what a user sees, live, without reloading — a node
  * that joins appears Ready; applying a DaemonSet shows its pods; cordon marks the node; an
  * invalid manifest shows the field at fault; a pod's log streams into the viewer; the tables
- * sort and answer the keyboard; Settings shows the server and manages tokens; the theme
+ * sort and answer the keyboard; Add node warns that a loopback-only server is out of other
+ * machines' reach and fits 1,280 px; Settings shows the server and manages tokens; the theme
  * follows the system unless chosen. Screenshots go to test-artifacts/.
  */
 import { HollowFleet } from '../../agent/hollow.js';
@@ -154,14 +155,31 @@ it("streams a pod's log into the viewer", async () => {
   await gui.shot('logs');
 }, 30_000);
 
-it('Add node: the token the GUI makes joins a machine, which appears live', async () => {
+it('Add node: warns that a loopback-only server is out of reach, fits 1,280 px, and its token joins a machine', async () => {
   const { page, text, t } = gui;
+  expect(page.viewportSize()?.width).toBe(1280);
   await page.click('[data-view="addnode"]');
+  // The test server listens on 127.0.0.1 only: the page says so before a token is made.
+  const warning = await page.locator('[data-testid="loopback-warning"]').innerText();
+  expect(warning).toContain('Other machines cannot reach this control plane');
+  expect(warning).toContain(`kubelab server --listen 0.0.0.0:${t.cp.port}`);
+  expect(warning).toContain('--tls-san');
   await page.click('[data-testid="new-token"]');
-  const line = await page.locator('[data-testid="join-commands"] code').first().innerText();
-  const token = /--token '([^']+)'/.exec(line)?.[1];
+  const lines = await page.locator('[data-testid="join-commands"] code').allInnerTexts();
+  // No LAN address that the server does not answer on: the address it listens on.
+  for (const line of lines) expect(line).toContain(`https://127.0.0.1:${t.cp.port}`);
+  // The agent takes the token from its environment, where `ps` does not show it.
+  const foreground = lines.find((l) => l.includes('kubelab-agent --server'))!;
+  expect(foreground).not.toContain('--token');
+  const token = /^KUBELAB_TOKEN='([^']+)' kubelab-agent --server /.exec(foreground)?.[1];
   expect(token).toMatch(/^K10[0-9a-f]{64}::/);
-  expect(line).toContain(`:${t.cp.port} `);
+  // The long commands wrap inside their boxes: nothing runs off the page or its scroller.
+  const overflow = await page.evaluate(() => {
+    const page = document.documentElement;
+    const main = document.querySelector('main')!;
+    return { page: page.scrollWidth - page.clientWidth, main: main.scrollWidth - main.clientWidth };
+  });
+  expect(overflow).toEqual({ page: 0, main: 0 });
   added = new HollowFleet({
     count: 1,
     prefix: 'added',

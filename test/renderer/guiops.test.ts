@@ -1,12 +1,18 @@
 /**
  * The GUI's own bridge ops against a real control plane, as the Settings view and the node
- * page use them: how the server runs (paths only for admins), tokens for admins (made with a
+ * page use them: how the server runs (paths only for admins), where agents should dial and a
+ * join token for the Add node view, tokens for admins (made with a
  * lifetime, listed without secrets, deleted so they stop working), a node's recent samples;
  * viewers are refused token management and bad requests are answered, not thrown.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NodeMetrics } from '../../client/api/types.js';
-import type { BridgeCreatedToken, BridgeInfo, BridgeToken } from '../../client/bridge/protocol.js';
+import type {
+  BridgeCreatedToken,
+  BridgeInfo,
+  BridgeJoinToken,
+  BridgeToken,
+} from '../../client/bridge/protocol.js';
 import type { BridgeClient } from '../../renderer/src/bridge/client.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 import { loopbackBridge, rejection } from './loopback.js';
@@ -34,6 +40,8 @@ describe('info', () => {
       tls: true,
       caPath: t.cp.pki!.caPath,
       adminTokenPath: t.cp.tokens.adminTokenPath,
+      // On loopback only: agents on other machines cannot reach it (the Add node view warns).
+      agents: { url: `https://127.0.0.1:${t.cp.port}`, reachable: false },
     });
   });
 
@@ -48,6 +56,14 @@ describe('info', () => {
     expect(info.dataDir).toBeUndefined();
     expect(info.caPath).toBeUndefined();
     expect(info.adminTokenPath).toBeUndefined();
+  });
+});
+
+describe('joinToken', () => {
+  it('offers the address the server listens on, not a LAN address it does not answer on', async () => {
+    const join = await admin.request<BridgeJoinToken>({ op: 'joinToken' });
+    expect(join.server).toBe(`https://127.0.0.1:${t.cp.port}`);
+    expect(join.token).toMatch(/^K10[0-9a-f]{64}::/);
   });
 });
 

@@ -51,6 +51,18 @@ describe('RollingWindow', () => {
     expect(w.latest()?.cpuCores).toBe(60);
   });
 
+  it('takes all of a history, after the live sample that came first, drawing each sample once', () => {
+    const w = new RollingWindow();
+    const history = Array.from({ length: 12 }, (_, i) =>
+      usageSample(metrics(new Date(at(i * 10)).toISOString(), { cpu: `${i * 100}m` })),
+    );
+    // The watch's first event (the latest sample) can arrive before the history does.
+    expect(w.addAll([history[11]])).toBe(true);
+    expect(w.addAll([...history, undefined])).toBe(true);
+    expect(w.series('cpuCores')[1]).toEqual(history.map((s) => s!.cpuCores));
+    expect(w.addAll(history)).toBe(false);
+  });
+
   it('stays within its sample bound however fast samples come', () => {
     const w = new RollingWindow(3_600_000, 100);
     for (let i = 0; i < 1000; i++) w.add({ at: at(i), cpuCores: i });

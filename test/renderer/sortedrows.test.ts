@@ -104,6 +104,29 @@ describe('SortedRows', () => {
     expect(rows.length).toBe(2);
   });
 
+  it('re-sorts a row handed again unchanged, whose sort value comes from elsewhere', () => {
+    // A node's heartbeat comes from its Lease: the node object stays, its sort value moves.
+    const heartbeats = new Map([
+      ['a', 30],
+      ['b', 20],
+      ['c', 10],
+    ]);
+    const objects = [row('a'), row('b'), row('c')];
+    const byHeartbeat: SortOrder<Row> = { value: (r) => heartbeats.get(r.metadata.name), descending: false };
+    const rows = new SortedRows<Row>(() => objects, byHeartbeat);
+    expect(names(rows)).toEqual(['default/c', 'default/b', 'default/a']);
+
+    heartbeats.set('c', 40);
+    rows.apply([{ type: 'MODIFIED', object: objects[2] }]);
+    expect(names(rows)).toEqual(['default/b', 'default/a', 'default/c']);
+
+    // A batch large enough to rebuild reads them all afresh too.
+    heartbeats.set('a', 0);
+    const many = Array.from({ length: 300 }, () => ({ type: 'MODIFIED' as const, object: objects[0] }));
+    rows.apply(many);
+    expect(names(rows)).toEqual(['default/a', 'default/b', 'default/c']);
+  });
+
   it('matches a full sort after thousands of random changes, small batches and large', () => {
     const next = random(7);
     const objects = new Map<string, Row>();

@@ -63,6 +63,16 @@ export class RollingWindow {
     return true;
   }
 
+  /**
+   * Adds every sample (each as `add` does; undefined ones are skipped): the history the control
+   * plane kept, or a batch of watch events. True when any of them was new.
+   */
+  addAll(samples: Iterable<UsageSample | undefined>): boolean {
+    let added = false;
+    for (const sample of samples) if (sample && this.add(sample)) added = true;
+    return added;
+  }
+
   /** One field over time, as a chart wants it: times in seconds, values (null where absent). */
   series(field: UsageField): [number[], Array<number | null>] {
     return [this.samples.map((s) => s.at / 1000), this.samples.map((s) => s[field] ?? null)];

@@ -2,9 +2,11 @@
  * The rows of a table, filtered and sorted, kept up to date change by change: an object that
  * changed is taken out at its old place (binary search) and put in at its new one, so a watch
  * event costs O(log n) comparisons instead of a re-sort of 50,000 rows. A change that leaves
- * the sort value alone replaces the row in place. A batch touching a large share of the rows
- * (the first list, a relist) rebuilds instead, which is cheaper then. Ties sort by object key,
- * so the order is total and the same on every rebuild.
+ * the sort value alone replaces the row in place. A row handed again as the very same object
+ * has its sort value read afresh: it may come from another object (a node's heartbeat from its
+ * Lease). A batch touching a large share of the rows (the first list, a relist) rebuilds
+ * instead, which is cheaper then. Ties sort by object key, so the order is total and the same
+ * on every rebuild.
  */
 import { objectKey, type Change, type ObjectLike } from '../stores/informer.js';
 import { compareKeys, sortKey, type SortValue } from './sortkey.js';
@@ -70,6 +72,8 @@ export class SortedRows<T extends ObjectLike> {
 
   apply(changes: readonly Change<T>[]): void {
     if (changes.length > ALWAYS_INCREMENTAL && changes.length * 8 > this.present.size) {
+      // Every sort value is read afresh, those of rows handed again included.
+      this.keys = new WeakMap();
       this.rebuild();
       return;
     }
@@ -87,8 +91,10 @@ export class SortedRows<T extends ObjectLike> {
     const old = this.present.get(id);
     const keep = next !== undefined && this.accept(next);
     if (old) {
+      const oldKey = this.keyOf(old);
       const at = this.find(old, id);
-      if (keep && compareKeys(this.keyOf(old), this.keyOf(next)) === 0) {
+      if (next === old) this.keys.delete(old);
+      if (keep && compareKeys(oldKey, this.keyOf(next)) === 0) {
         this.rows[at] = next;
         this.present.set(id, next);
         return;

@@ -24,10 +24,6 @@ export function pressures(node: Node): string[] {
   return ['MemoryPressure', 'DiskPressure', 'PIDPressure'].filter((t) => condition(node, t) === 'True');
 }
 
-export function heartbeat(node: Node): string | undefined {
-  return node.status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime;
-}
-
 export function restarts(pod: Pod): number {
   return (pod.status?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
 }
