@@ -1,8 +1,10 @@
 /**
  * The glue between commander and a verb: every action gets a Session (closed when it ends, so
- * the process can exit), its positional arguments and its command's options.
+ * the process can exit), its positional arguments and its command's options; its failures are
+ * explained with what the session knows (where the server address came from).
  */
 import type { Command } from 'commander';
+import { explainFailure } from './diagnose.js';
 import type { Io } from './io.js';
 import { Session, type GlobalFlags } from './session.js';
 
@@ -20,7 +22,7 @@ export function globalFlags(cmd: Command): GlobalFlags {
 
 /**
  * Wraps a verb for commander's `.action()`: commander passes the positional arguments, then
- * the options, then the command.
+ * the options, then the command. A failure to connect is explained before it is reported.
  */
 export function verb<A extends unknown[], O>(
   io: Io,
@@ -32,6 +34,8 @@ export function verb<A extends unknown[], O>(
     const session = new Session(io, globalFlags(cmd));
     try {
       await fn(session, cmd.opts<O & object>() as O, ...args);
+    } catch (err) {
+      throw await explainFailure(err, session);
     } finally {
       session.close();
     }

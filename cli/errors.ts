@@ -7,6 +7,7 @@
 import { ApiError } from '../client/api/errors.js';
 import { resolveKind } from '../client/api/kinds.js';
 import { formatFieldError } from '../client/api/validation.js';
+import { ConnectionError } from '../client/grpc/connection.js';
 
 /** A failure labctl itself detected (bad flags, a missing file, a timeout): `error: <message>`. */
 export class CliError extends Error {
@@ -62,9 +63,11 @@ export function formatError(err: unknown): string {
       return `error: You must be logged in to the server (Unauthorized): ${err.message}\nRun \`labctl login <server> --token <token>\` with a valid token (create one on the control plane with \`kubelab token create --role admin\`).`;
     case 'Unavailable':
     case 'Timeout':
-      if (/TLS|certificate/i.test(err.message)) {
+      if (err instanceof ConnectionError && err.failure === 'certificate') {
         return `error: ${err.message}\nThe server's certificate is not signed by the CA labctl trusts for it: run \`labctl login\` again, or pass the cluster's CA (<data-dir>/pki/ca.crt) with --certificate-authority.`;
       }
+      // Its message says what happened and what to check (login's address is its argument).
+      if (err instanceof ConnectionError) return `error: ${err.message}`;
       return `error: ${err.message}\nCheck the server address (\`labctl config get-contexts\`, --server or KUBELAB_SERVER) and that \`kubelab server\` is running there.`;
     default:
       return `Error from server (${err.reason}): ${err.message}`;

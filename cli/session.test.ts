@@ -26,7 +26,7 @@ const cfg: LabConfig = {
 describe('resolveTarget: flags over environment over the context', () => {
   it('takes the current context', () => {
     expect(resolveTarget({}, {}, cfg)).toMatchObject({
-      contextName: 'home',
+      origin: { source: 'context', contextName: 'home' },
       server: 'https://10.0.0.1:6443',
       caPem: 'CA-HOME',
       token: 't-home',
@@ -50,7 +50,7 @@ describe('resolveTarget: flags over environment over the context', () => {
         cfg,
       ),
     ).toMatchObject({
-      contextName: 'work',
+      origin: { contextName: 'work' },
       token: 'flag',
       namespace: 'ns-flag',
     });
@@ -64,5 +64,22 @@ describe('resolveTarget: flags over environment over the context', () => {
     expect(() => resolveTarget({}, {}, { ...cfg, 'current-context': undefined })).toThrow(
       /no server is configured/,
     );
+  });
+
+  it("knows the context's own server however it is written, and where an address came from", () => {
+    for (const server of ['10.0.0.1', '10.0.0.1:6443', 'https://10.0.0.1', 'https://10.0.0.1:6443/']) {
+      expect(resolveTarget({ server }, {}, cfg)).toMatchObject({
+        server: 'https://10.0.0.1:6443',
+        caPem: 'CA-HOME',
+        origin: { source: '--server', contextName: 'home' },
+      });
+    }
+    expect(() => resolveTarget({}, { KUBELAB_SERVER: '10.0.0.9:7443' }, cfg)).toThrow(
+      expect.objectContaining({
+        server: 'https://10.0.0.9:7443',
+        origin: { source: 'KUBELAB_SERVER', contextName: 'home', contextServer: 'https://10.0.0.1:6443' },
+      }),
+    );
+    expect(() => resolveTarget({ server: 'https://' }, {}, cfg)).toThrow(/is not a server address/);
   });
 });

@@ -10,6 +10,7 @@ import { grpcClient } from '../client/grpc/transport.js';
 import { configPath, contextCa, findContext, loadConfig, readCaFile, type LabConfig } from './config.js';
 import { CliError } from './errors.js';
 import type { Io } from './io.js';
+import { normalizeServer } from './server.js';
 
 /** The flags every command accepts (see main.ts). */
 export interface GlobalFlags {
@@ -21,9 +22,31 @@ export interface GlobalFlags {
   requestTimeout?: number;
 }
 
-export interface Target {
+/** Where the server address came from, so a failure can say where to fix it. */
+export interface ServerOrigin {
+  source: '--server' | 'KUBELAB_SERVER' | 'context';
   contextName?: string;
+  /** The context's own server, when another one was given. */
+  contextServer?: string;
+}
+
+/** No CA pins this server: labctl will not send a token to it (diagnose.ts says why first). */
+export class MissingCaError extends CliError {
+  constructor(
+    readonly server: string,
+    readonly origin: ServerOrigin,
+  ) {
+    super(
+      `no CA certificate for ${server}: pass --certificate-authority <ca.crt> (the control plane's <data-dir>/pki/ca.crt), or run \`labctl login ${server}\``,
+    );
+    this.name = 'MissingCaError';
+  }
+}
+
+export interface Target {
+  /** https://host:port */
   server: string;
+  origin: ServerOrigin;
   token: string;
   caPem?: string;
   plaintext: boolean;
@@ -43,22 +66,26 @@ export function resolveTarget(flags: GlobalFlags, env: NodeJS.ProcessEnv, cfg: L
       `context "${contextName}" does not exist; see \`labctl config get-contexts\`, or create it with \`labctl login\``,
     );
   }
-  const server = flags.server ?? env.KUBELAB_SERVER ?? ctx?.server;
-  if (!server) {
+  const given = flags.server ?? env.KUBELAB_SERVER ?? ctx?.server;
+  if (!given) {
     throw new CliError(
       'no server is configured: run `labctl login https://<control plane>:6443 --token <token>`, or pass --server and --token',
     );
   }
+  const server = normalizeServer(given);
+  const contextServer = ctx?.server ? normalizeServer(ctx.server) : undefined;
   const caFile = flags.certificateAuthority ?? env.KUBELAB_CERTIFICATE_AUTHORITY;
   // A server given on its own (flag or env) is not the context's server: its CA must come too.
-  const serverOverridden = server !== ctx?.server;
+  // The same server spelt differently (no scheme, no default port) is still the context's.
+  const serverOverridden = server !== contextServer;
   const caPem = caFile ? readCaFile(caFile) : !serverOverridden && ctx ? contextCa(ctx) : undefined;
   const plaintext = !serverOverridden && ctx?.plaintext === true;
-  if (!caPem && !plaintext) {
-    throw new CliError(
-      `no CA certificate for ${server}: pass --certificate-authority <ca.crt> (the control plane's <data-dir>/pki/ca.crt), or run \`labctl login ${server}\``,
-    );
-  }
+  const origin: ServerOrigin = {
+    source: flags.server ? '--server' : env.KUBELAB_SERVER ? 'KUBELAB_SERVER' : 'context',
+    ...(ctx ? { contextName: ctx.name } : {}),
+    ...(serverOverridden && contextServer ? { contextServer } : {}),
+  };
+  if (!caPem && !plaintext) throw new MissingCaError(server, origin);
   const token = flags.token ?? env.KUBELAB_TOKEN ?? ctx?.token ?? '';
   if (!token) {
     throw new CliError(
@@ -66,8 +93,8 @@ export function resolveTarget(flags: GlobalFlags, env: NodeJS.ProcessEnv, cfg: L
     );
   }
   return {
-    contextName: ctx?.name,
     server,
+    origin,
     token,
     caPem,
     plaintext,
@@ -104,6 +131,16 @@ export class Session {
   /** Resolves the server, CA and token (throws what to do when something is missing). */
   resolve(): Target {
     this.target ??= resolveTarget(this.flags, this.io.env, this.loadConfig());
+    return this.target;
+  }
+
+  /** --request-timeout, if given. */
+  get requestTimeoutMs(): number | undefined {
+    return this.flags.requestTimeout;
+  }
+
+  /** The target, if a call has resolved it (for explaining a failure). */
+  get resolved(): Target | undefined {
     return this.target;
   }
 

@@ -19,7 +19,7 @@ import {
 import { CliError } from '../errors.js';
 import type { Io } from '../io.js';
 import { formatTable } from '../print/table.js';
-import { normalizeServer } from './login.js';
+import { normalizeServer } from '../server.js';
 
 function getContexts(io: Io, name: string | undefined, opts: { output?: string }): void {
   const cfg = loadConfig(configPath(io.env));

@@ -22,6 +22,7 @@ import {
 } from '../config.js';
 import { CliError } from '../errors.js';
 import type { Io } from '../io.js';
+import { normalizeServer } from '../server.js';
 
 interface LoginOptions {
   caHash?: string;
@@ -30,13 +31,6 @@ interface LoginOptions {
 }
 
 const PINNED_TOKEN = /^K10([0-9a-f]{64})::(.+)$/;
-
-/** https://host:port with the default port and scheme filled in. */
-export function normalizeServer(server: string): string {
-  const withScheme = /^[a-z]+:\/\//i.test(server) ? server : `https://${server}`;
-  const url = new URL(withScheme);
-  return `https://${url.hostname.includes(':') ? `[${url.hostname}]` : url.hostname}:${url.port || '6443'}`;
-}
 
 /** A context name from the server: its host, and the port when it is not 6443. */
 export function contextNameFor(server: string): string {

@@ -36,7 +36,7 @@ async function create(session: Session, opts: CreateOptions): Promise<void> {
   if (opts.role === 'join') {
     const server = session.resolve().server;
     session.io.err(
-      `Join a machine with:\n  kubelab-agent --server ${server.includes('://') ? server : `https://${server}`} --token ${created.token}\nThe token expires ${created.expiresAt ?? 'never'}.\n`,
+      `Join a machine with (the token in the environment keeps it out of \`ps\`):\n  KUBELAB_TOKEN='${created.token}' kubelab-agent --server ${server.includes('://') ? server : `https://${server}`}\nThe token expires ${created.expiresAt ?? 'never'}.\n`,
     );
   }
 }

@@ -1,7 +1,8 @@
 /**
  * One gRPC connection to the control plane: TLS pinned to the cluster's CA (or plaintext to a
  * loopback server), the bearer token on every call, keepalive pings so a dead connection is
- * noticed, a way to dial again, and gRPC statuses turned back into typed ApiErrors.
+ * noticed, a way to dial again, and gRPC statuses turned back into typed ApiErrors — a failed
+ * connection worded by its likely cause (nothing listening, not a TLS port, a certificate).
  */
 import * as grpc from '@grpc/grpc-js';
 import { ApiError, type ErrorDetails, type Reason } from '../api/errors.js';
@@ -43,6 +44,83 @@ function isIp(host: string): boolean {
   return /^[\d.]+$/.test(host) || host.includes(':');
 }
 
+/** Why a connection to the server failed, as far as the client can tell. */
+export type ConnectionFailure = 'refused' | 'not-tls' | 'certificate' | 'unreachable';
+
+/**
+ * The server could not be reached (UNAVAILABLE), with the likely cause: callers that know where
+ * the address came from (labctl's flag, variable or context) can say where to fix it.
+ */
+export class ConnectionError extends ApiError {
+  constructor(
+    readonly failure: ConnectionFailure,
+    message: string,
+  ) {
+    super('Unavailable', message);
+  }
+}
+
+/**
+ * The useful part of grpc-js's connection error text. grpc-js writes "No connection
+ * established. Last error: Error: connect ECONNREFUSED 127.0.0.1:1. Resolution note: " (the
+ * note is empty unless name resolution had something to say) and OpenSSL's reasons as
+ * "80DC…:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/….c:350:";
+ * a person needs "connect ECONNREFUSED 127.0.0.1:1" and "wrong version number".
+ */
+export function connectionErrorText(details: string): string {
+  let text = details.trim();
+  const established =
+    /^No connection established\. Last error: ([\s\S]*?)\.?\s*(?:Resolution note:\s*([\s\S]*))?$/.exec(text);
+  if (established) {
+    const lastError = established[1].trim();
+    const note = established[2]?.trim();
+    text = [lastError === 'null' ? 'no connection established' : lastError, note].filter(Boolean).join('; ');
+  }
+  return (
+    text
+      .replace(/^Error: /, '')
+      // OpenSSL: "<hex>:error:<hex>:<library>:<function>:<reason>:<source file>:<line>:".
+      .replace(/[0-9A-F]+:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):[^:\s]*:\d+:\s*/g, '$1')
+      // grpc-js stamps some errors with the time, e.g. "Failed to connect (2026-12-02T10:13:25.372Z)".
+      .replace(/ \(\d{4}-\d\d-\d\dT[\d:.]+Z\)/g, '')
+      .trim()
+  );
+}
+
+/**
+ * OpenSSL's reasons when the other side answered a TLS ClientHello with something that is not
+ * TLS — an HTTP server's "HTTP/1.1 400 Bad Request" read as a record header.
+ */
+const NOT_TLS = /wrong version number|packet length too long|unknown protocol|http request/i;
+const CERTIFICATE = /certificate|self.signed|unable to verify|altnames|hostname/i;
+
+/** An UNAVAILABLE status of grpc-js's own (no status from the server): the connection failed. */
+function connectionError(details: string, server: string): ConnectionError {
+  const text = connectionErrorText(details);
+  if (NOT_TLS.test(text)) {
+    return new ConnectionError(
+      'not-tls',
+      `${server} is not kubelab's gRPC port: the TLS handshake got a plain-text answer (${JSON.stringify(NOT_TLS.exec(text)![0])}), as from an HTTP server — it may be kubelab's GUI (--ui) or metrics port; use the address \`kubelab server\` prints after "listening on"`,
+    );
+  }
+  if (CERTIFICATE.test(text)) {
+    return new ConnectionError(
+      'certificate',
+      `TLS failed talking to ${server}: ${text}; check that the CA certificate is the cluster's (<data-dir>/pki/ca.crt) and the address is right`,
+    );
+  }
+  if (/ECONNREFUSED/.test(text)) {
+    return new ConnectionError(
+      'refused',
+      `nothing answers at ${server} (connection refused): check the address and port, and that the kubelab server is running there`,
+    );
+  }
+  return new ConnectionError(
+    'unreachable',
+    `cannot reach the kubelab server at ${server}: ${text}; check the address and that the server is running`,
+  );
+}
+
 export function toApiErrorFromGrpc(err: grpc.ServiceError, server: string): ApiError {
   const raw = err.metadata?.get(STATUS_METADATA_KEY)?.[0];
   if (raw) {
@@ -57,22 +135,11 @@ export function toApiErrorFromGrpc(err: grpc.ServiceError, server: string): ApiE
       // Fall through to the plain status.
     }
   }
-  if (/certificate|self.signed|SSL|TLS|handshake/i.test(err.details ?? '')) {
-    return new ApiError(
-      'Unavailable',
-      `TLS failed talking to ${server}: ${err.details}; check that the CA certificate is the cluster's (<data-dir>/pki/ca.crt) and the address is right`,
-    );
-  }
-  if (err.code === grpc.status.UNAVAILABLE) {
-    return new ApiError(
-      'Unavailable',
-      `cannot reach the kubelab server at ${server}: ${err.details}; check the address and that the server is running`,
-    );
-  }
+  if (err.code === grpc.status.UNAVAILABLE) return connectionError(err.details ?? '', server);
   if (err.code === grpc.status.RESOURCE_EXHAUSTED)
     return new ApiError('RequestEntityTooLarge', `the request or response is too large: ${err.details}`);
   if (err.code === grpc.status.CANCELLED)
-    return new ApiError('Unavailable', `the call was cancelled: ${err.details}`);
+    return new ApiError('Unavailable', `the call was cancelled: ${connectionErrorText(err.details ?? '')}`);
   if (err.code === grpc.status.DEADLINE_EXCEEDED)
     return new ApiError(
       'Timeout',

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
-import type { Pod } from '../../client/api/types.js';
+import type { Node, Pod } from '../../client/api/types.js';
 import { eventually } from '../support/wait.js';
 import { daemonSetObject, isAligned, startCliCluster, tableCells, type CliCluster } from './support.js';
 
@@ -254,3 +254,41 @@ it('watches: prints the list, then a row for every change', async () => {
   expect(isAligned(events.stdout)).toBe(true);
   await events.stop();
 }, 60_000);
+
+it('prints NotReady for a node whose Ready condition is Unknown, as kubectl does; describe shows Unknown', async () => {
+  // What the node lifecycle controller writes when a node's agent stops reporting.
+  const created = await c.admin.create<Node>({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'silent' },
+  });
+  const since = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  await c.admin.updateStatus<Node>({
+    ...created,
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'Unknown',
+          reason: 'NodeStatusUnknown',
+          message: 'Kubelet stopped posting node status.',
+          lastHeartbeatTime: since,
+          lastTransitionTime: since,
+        },
+      ],
+    },
+  });
+  try {
+    const [table, describe] = await Promise.all([
+      c.run(['get', 'nodes', 'silent']),
+      c.run(['describe', 'node', 'silent']),
+    ]);
+    expect(table.code).toBe(0);
+    expect(tableCells(table.stdout)[1].slice(0, 2)).toEqual(['silent', 'NotReady']);
+    expect(describe.stdout).toMatch(
+      /\nConditions:\n {2}Type +Status +LastHeartbeatTime .*\n.*\n {2}Ready +Unknown +/,
+    );
+  } finally {
+    await c.admin.delete('Node', 'silent');
+  }
+});

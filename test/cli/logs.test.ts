@@ -3,59 +3,40 @@
  * --timestamps, -c and the default container of a pod with several, --previous after a
  * restart, -f following new lines, and the errors for a pod or container that is not there.
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import {
-  createJoinToken,
-  killAgent,
-  killProcessesWith,
-  shellPod,
-  startAgentProcess,
-  waitForNodeReady,
-} from '../support/agentproc.js';
+import { shellPod } from '../support/agentproc.js';
 import { eventually } from '../support/wait.js';
-import { startCliCluster, type CliCluster } from './support.js';
+import { startCliCluster, startRealNode, type CliCluster, type RealNode } from './support.js';
 
 // Every labctl run is a fresh Node process: 1–3 s each on a busy machine, several per test.
 vi.setConfig({ testTimeout: 90_000 });
 
-const NODE = 'lab-logs';
-const MARKER = `labctl-logs-${process.pid}`;
-
 let c: CliCluster;
-let dir: string;
-let agent: ChildProcess;
+let node: RealNode;
 
 beforeAll(async () => {
   c = await startCliCluster();
-  dir = mkdtempSync(join(tmpdir(), 'labctl-logs-'));
-  agent = startAgentProcess({
-    server: `127.0.0.1:${c.t.cp.port}`,
-    dataDir: join(dir, 'agent'),
-    nodeName: NODE,
-    token: await createJoinToken(c.t),
-  });
-  await waitForNodeReady(c.admin, NODE, agent);
+  node = await startRealNode(c, 'lab-logs');
   await c.admin.create(
     shellPod(
       'counter',
       'for i in 1 2 3 4 5; do echo "line $i"; done; echo "line 6" >&2; sleep 3600',
-      { node: NODE, marker: MARKER },
+      { node: node.name, marker: node.marker },
       {},
       {},
     ),
   );
-  const pair = shellPod('pair', 'echo from-first; sleep 3600', { node: NODE, marker: MARKER });
+  const pair = shellPod('pair', 'echo from-first; sleep 3600', { node: node.name, marker: node.marker });
   pair.spec!.containers!.push({
     name: 'second',
-    command: ['sh', '-c', `echo from-second; sleep 3600 # ${MARKER}-pair2`],
+    command: ['sh', '-c', `echo from-second; sleep 3600 # ${node.marker}-pair2`],
   });
   await c.admin.create(pair);
   await c.admin.create(
-    shellPod('crasher', 'echo "run at $(date +%s%N)"; sleep 1; exit 3', { node: NODE, marker: MARKER }),
+    shellPod('crasher', 'echo "run at $(date +%s%N)"; sleep 1; exit 3', {
+      node: node.name,
+      marker: node.marker,
+    }),
   );
   await eventually(
     async () =>
@@ -66,10 +47,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (agent) await killAgent(agent);
-  killProcessesWith(MARKER);
+  await node?.stop();
   await c?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 it('prints a container log, its last lines, and with timestamps', async () => {
@@ -128,8 +107,8 @@ it("prints the previous instance's log after a restart", async () => {
 it('follows a log with -f, printing lines as they are written', async () => {
   await c.admin.create(
     shellPod('ticker', 'i=0; while true; do echo "tick $i"; i=$((i+1)); sleep 0.3; done', {
-      node: NODE,
-      marker: MARKER,
+      node: node.name,
+      marker: node.marker,
     }),
   );
   await eventually(

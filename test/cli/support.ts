@@ -13,7 +13,13 @@ import { HollowFleet } from '../../agent/hollow.js';
 import { quietLogger } from '../../agent/logger.js';
 import type { DaemonSet } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
-import { createJoinToken } from '../support/agentproc.js';
+import {
+  createJoinToken,
+  killAgent,
+  killProcessesWith,
+  startAgentProcess,
+  waitForNodeReady,
+} from '../support/agentproc.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 import { eventually } from '../support/wait.js';
 
@@ -150,6 +156,38 @@ export async function startCliCluster(
       rmSync(home, { recursive: true, force: true });
     },
   };
+}
+
+export interface RealNode {
+  name: string;
+  /** Ends the command line of every pod process, so they can be found and ended. */
+  marker: string;
+  /** Kills the agent and its pods' processes (they outlive an agent by design), removes its folder. */
+  stop(): Promise<void>;
+}
+
+/** A real agent process joined to the cluster as `name` (Ready), running its pods as processes. */
+export async function startRealNode(c: CliCluster, name: string): Promise<RealNode> {
+  const marker = `labctl-${name}-${process.pid}`;
+  const dir = mkdtempSync(join(tmpdir(), `labctl-${name}-`));
+  const agent = startAgentProcess({
+    server: `127.0.0.1:${c.t.cp.port}`,
+    dataDir: join(dir, 'agent'),
+    nodeName: name,
+    token: await createJoinToken(c.t),
+  });
+  const stop = async () => {
+    await killAgent(agent);
+    killProcessesWith(marker);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitForNodeReady(c.admin, name, agent);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { name, marker, stop };
 }
 
 /** A table's cells: columns are separated by three or more spaces (never inside a cell). */

@@ -9,18 +9,14 @@ import { appendedHeaders, orNone, type KindColumns } from './types.js';
 const ROLE_PREFIX = 'node-role.kubernetes.io/';
 const ROLE_LABEL = 'kubernetes.io/role';
 
-/** "Ready", "NotReady", "Unknown", with ",SchedulingDisabled" when cordoned. */
+/**
+ * kubectl's printNode: "Ready" when the Ready condition is True, "NotReady" for any other
+ * status (False, and Unknown — the node stopped reporting), "Unknown" only without a Ready
+ * condition at all; ",SchedulingDisabled" when cordoned. `describe` shows the condition itself.
+ */
 export function nodeStatus(node: Node): string {
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
-  const states = [
-    !ready
-      ? 'Unknown'
-      : ready.status === 'True'
-        ? 'Ready'
-        : ready.status === 'False'
-          ? 'NotReady'
-          : 'Unknown',
-  ];
+  const states = [!ready ? 'Unknown' : ready.status === 'True' ? 'Ready' : 'NotReady'];
   if (node.spec?.unschedulable) states.push('SchedulingDisabled');
   return states.join(',');
 }
