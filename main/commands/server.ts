@@ -61,7 +61,7 @@ function banner(cp: ControlPlane, dataDir: string, flags: ServerFlags, guiUrl?: 
           `GUI: ${guiUrl}`,
           `  (the link signs you in as admin: keep it to yourself; the token is in ${join(dataDir, 'ui.token')})`,
         ]
-      : []),
+      : ['', 'GUI: start the server with --ui to open it in a browser (or run the desktop app: npm start)']),
     '',
     "Sign labctl in (kubectl's verbs for kubelab):",
     caPath
