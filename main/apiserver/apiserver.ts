@@ -866,6 +866,7 @@ export class ApiServer implements LocalApi {
     delete m.resourceVersion;
 
     strategy.applyDefaults?.(next);
+    if (subresource === '') strategy.prepareForUpdate?.(next, current);
     fillEmptyParts(info, next);
     if (strategy.tracksGeneration && subresource === '' && !deepEqual(n.spec, cur.spec))
       m.generation = (curMeta.generation ?? 1) + 1;

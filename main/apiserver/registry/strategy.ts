@@ -24,6 +24,11 @@ export interface Strategy<T extends KubeObject = KubeObject> {
   applyDefaults?(obj: T): void;
   /** Resets what a client may not set on create (e.g. a pod's status). */
   prepareForCreate?(obj: T, ctx: StrategyContext): void;
+  /**
+   * Sets what an update may not choose (Kubernetes' PrepareForUpdate), from the stored object:
+   * runs before validation, on writes of the object itself (not of its status).
+   */
+  prepareForUpdate?(obj: T, old: T): void;
   validate(obj: T): FieldError[];
   validateUpdate?(obj: T, old: T): FieldError[];
   validateStatus?(obj: T, old: T): FieldError[];

@@ -10,7 +10,13 @@ import { isPodReady } from '../../../client/api/pods.js';
 import type { DaemonSet, Node, Pod } from '../../../client/api/types.js';
 import type { PerKeyBackoff } from './backoff.js';
 import { nodeShouldRunDaemonPod } from './eligibility.js';
-import { byCreationThenPhase, isPodAvailable, isPodUpdated, minReadySeconds } from './util.js';
+import {
+  byCreationThenPhase,
+  isPodAvailable,
+  isPodUpdated,
+  minReadySeconds,
+  templateGeneration,
+} from './util.js';
 
 export interface NodePlan {
   /** A new pod should be created on this node. */
@@ -87,10 +93,13 @@ export function podsShouldBeOnNode(
     return plan;
   }
   // With surge, an old and a new pod may share the node while the new one becomes available.
+  // Kubernetes tells them apart by hash alone here; by hash or generation (as the rolling
+  // update does) an adopted current pod is never the old one that the update left in place.
+  const generation = templateGeneration(ds);
   let oldestNew: Pod | undefined;
   let oldestOld: Pod | undefined;
   for (const pod of running) {
-    if (isPodUpdated(pod, hash)) {
+    if (isPodUpdated(pod, hash, generation)) {
       if (!oldestNew) {
         oldestNew = pod;
         continue;

@@ -11,7 +11,14 @@
  */
 import type { DaemonSet, Node, Pod } from '../../../client/api/types.js';
 import { nodeShouldRunDaemonPod } from './eligibility.js';
-import { isPodAvailable, isPodUpdated, minReadySeconds, scaledValue, type NodeToDaemonPods } from './util.js';
+import {
+  isPodAvailable,
+  isPodUpdated,
+  minReadySeconds,
+  scaledValue,
+  templateGeneration,
+  type NodeToDaemonPods,
+} from './util.js';
 
 export interface UpdatePlan {
   deletePods: Pod[];
@@ -47,13 +54,20 @@ export function updateLimits(ds: DaemonSet, nodes: Node[], nodeToPods: NodeToDae
   return { maxSurge, maxUnavailable, desiredNumberScheduled: desired };
 }
 
-/** At most one new and one old live pod on the node (findUpdatedPodsOnNode); undefined for more. */
-export function updatedPodsOnNode(pods: Pod[], hash: string): { newPod?: Pod; oldPod?: Pod } | undefined {
+/**
+ * At most one new and one old live pod on the node (findUpdatedPodsOnNode); undefined for
+ * more. New is by hash or template generation (isPodUpdated).
+ */
+export function updatedPodsOnNode(
+  pods: Pod[],
+  hash: string,
+  generation: string | undefined,
+): { newPod?: Pod; oldPod?: Pod } | undefined {
   let newPod: Pod | undefined;
   let oldPod: Pod | undefined;
   for (const pod of pods) {
     if (pod.metadata?.deletionTimestamp) continue;
-    if (isPodUpdated(pod, hash)) {
+    if (isPodUpdated(pod, hash, generation)) {
       if (newPod) return undefined;
       newPod = pod;
     } else {
@@ -74,6 +88,7 @@ export function rollingUpdatePlan(
   const pods = new Map(nodeToPods);
   const { maxSurge, maxUnavailable, desiredNumberScheduled } = updateLimits(ds, nodes, pods);
   const minReady = minReadySeconds(ds);
+  const generation = templateGeneration(ds);
   const available = (p: Pod) => isPodAvailable(p, minReady, now);
   const nodeByName = new Map(nodes.map((n) => [n.metadata!.name!, n]));
   const shouldRunOn = (name: string) => {
@@ -86,7 +101,7 @@ export function rollingUpdatePlan(
     const replacements: Pod[] = [];
     const candidates: Pod[] = [];
     for (const [, podsOnNode] of [...pods].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const found = updatedPodsOnNode(podsOnNode, hash);
+      const found = updatedPodsOnNode(podsOnNode, hash, generation);
       if (!found) {
         // Excess pods: the manage step prunes them; count the node as unavailable meanwhile.
         numUnavailable++;
@@ -117,7 +132,7 @@ export function rollingUpdatePlan(
   let numSurge = 0;
   let numAvailable = 0;
   for (const [nodeName, podsOnNode] of [...pods].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const found = updatedPodsOnNode(podsOnNode, hash);
+    const found = updatedPodsOnNode(podsOnNode, hash, generation);
     if (!found) {
       numSurge++;
       continue;

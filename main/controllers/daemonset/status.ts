@@ -1,7 +1,7 @@
 /**
  * A DaemonSet's status from the cache (updateDaemonSetStatus): per node that should run the
- * pod, whether it has one, and whether the oldest is ready, available and up to date; pods on
- * nodes that should not run one are misscheduled.
+ * pod, whether it has one, and whether the oldest is ready, available and up to date (by hash
+ * or template generation); pods on nodes that should not run one are misscheduled.
  */
 import { isPodReady } from '../../../client/api/pods.js';
 import type { DaemonSet, DaemonSetStatus, Node } from '../../../client/api/types.js';
@@ -11,6 +11,7 @@ import {
   isPodAvailable,
   isPodUpdated,
   minReadySeconds,
+  templateGeneration,
   type NodeToDaemonPods,
 } from './util.js';
 
@@ -43,6 +44,7 @@ export function daemonSetCounts(
     numberAvailable: 0,
     numberUnavailable: 0,
   };
+  const templateGen = templateGeneration(ds);
   for (const node of nodes) {
     const pods = nodeToPods.get(node.metadata!.name!) ?? [];
     const scheduled = pods.length > 0;
@@ -58,7 +60,7 @@ export function daemonSetCounts(
       counts.numberReady++;
       if (isPodAvailable(oldest, minReadySeconds(ds), now)) counts.numberAvailable++;
     }
-    if (isPodUpdated(oldest, hash)) counts.updatedNumberScheduled++;
+    if (isPodUpdated(oldest, hash, templateGen)) counts.updatedNumberScheduled++;
   }
   counts.numberUnavailable = counts.desiredNumberScheduled - counts.numberAvailable;
   return counts;
