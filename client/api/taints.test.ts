@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  noExecuteTolerationMs,
-  swapTaints,
-  tolerates,
-  untoleratedTaints,
-  withTaint,
-  withoutTaint,
-} from './taints.js';
+import { swapTaints, tolerates, untoleratedTaints, withTaint, withoutTaint } from './taints.js';
 
 const unreachable = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' };
 const gpu = { key: 'dedicated', value: 'gpu', effect: 'NoSchedule' };
@@ -35,31 +28,6 @@ describe('tolerations', () => {
       ),
     ).toEqual([unreachable]);
     expect(untoleratedTaints([gpu, unreachable], [], ['NoExecute'])).toEqual([unreachable]);
-  });
-
-  it('computes how long a pod may stay under NoExecute taints', () => {
-    expect(noExecuteTolerationMs([unreachable], [])).toBe(0);
-    expect(
-      noExecuteTolerationMs(
-        [unreachable],
-        [{ key: unreachable.key, operator: 'Exists', effect: 'NoExecute' }],
-      ),
-    ).toBe(Infinity);
-    expect(
-      noExecuteTolerationMs(
-        [unreachable],
-        [{ key: unreachable.key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
-      ),
-    ).toBe(300_000);
-    expect(
-      noExecuteTolerationMs(
-        [unreachable, { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' }],
-        [
-          { key: unreachable.key, operator: 'Exists', tolerationSeconds: 300 },
-          { key: 'node.kubernetes.io/not-ready', operator: 'Exists', tolerationSeconds: 60 },
-        ],
-      ),
-    ).toBe(60_000);
   });
 
   it('adds, replaces and removes taints by key and effect', () => {

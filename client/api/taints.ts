@@ -49,23 +49,6 @@ export function untoleratedTaints(
   );
 }
 
-/**
- * How long a pod may stay on a node with these NoExecute taints (Kubernetes' taint manager):
- * 0 if one is not tolerated, Infinity if every matching toleration is forever, else the
- * smallest tolerationSeconds among the tolerations used.
- */
-export function noExecuteTolerationMs(taints: Taint[], tolerations: Toleration[] | undefined): number {
-  let min = Infinity;
-  for (const taint of taints) {
-    const matching = (tolerations ?? []).filter((t) => tolerates(t, taint));
-    if (!matching.length) return 0;
-    for (const t of matching) {
-      if (t.tolerationSeconds !== undefined) min = Math.min(min, Math.max(0, t.tolerationSeconds) * 1000);
-    }
-  }
-  return min;
-}
-
 /** The node's taints with `taint` added or replaced (same key and effect). */
 export function withTaint(taints: Taint[] | undefined, taint: Taint): Taint[] {
   return [...(taints ?? []).filter((t) => !sameTaint(t, taint)), taint];

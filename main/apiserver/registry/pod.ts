@@ -1,7 +1,7 @@
 /** Pods: defaults, validation, graceful deletion (Kubernetes' pod strategy). */
 import { kindInfo } from '../../../client/api/kinds.js';
 import { isPodTerminal, podQOSClass } from '../../../client/api/pods.js';
-import type { Container, Pod, PodSpec, Probe } from '../../../client/api/types.js';
+import type { Container, Pod, PodSpec, Probe, Toleration } from '../../../client/api/types.js';
 import { clone, deepEqual } from '../../../client/util/objects.js';
 import { forbidden, type FieldError } from '../../../client/api/validation.js';
 import { validateEnum, validateMin, validateTimestamp } from '../validation/common.js';
@@ -63,6 +63,29 @@ function immutablePart(spec: PodSpec | undefined): unknown {
   return s;
 }
 
+/** A toleration as Kubernetes compares it on update: every field but tolerationSeconds, unset as empty. */
+function tolerationIdentity(t: Toleration): [string, string, string, string] {
+  return [t.key ?? '', t.operator ?? '', t.value ?? '', t.effect ?? ''];
+}
+
+/**
+ * Kubernetes' validateOnlyAddedTolerations: every toleration the pod had must still be there,
+ * its tolerationSeconds alone may change (so a pod can be given more or less time on a
+ * NoExecute-tainted node); new ones may be added. One error for the whole list, as there.
+ */
+function validateOnlyAddedTolerations(
+  next: Toleration[] | undefined,
+  old: Toleration[] | undefined,
+  path: string,
+): FieldError[] {
+  const kept = new Set((next ?? []).map((t) => JSON.stringify(tolerationIdentity(t))));
+  for (const t of old ?? []) {
+    if (!kept.has(JSON.stringify(tolerationIdentity(t))))
+      return [forbidden(path, 'existing toleration can not be modified except its tolerationSeconds')];
+  }
+  return [];
+}
+
 export const podStrategy: Strategy<Pod> = {
   info: kindInfo('Pod'),
   nameRule: 'subdomain',
@@ -96,22 +119,17 @@ export const podStrategy: Strategy<Pod> = {
     return errors;
   },
   validateUpdate(pod, old) {
-    const errors: FieldError[] = [];
+    // The tolerations first, then the rest of the spec: Kubernetes' order (ValidatePodUpdate).
+    const errors = validateOnlyAddedTolerations(
+      pod.spec?.tolerations,
+      old.spec?.tolerations,
+      'spec.tolerations',
+    );
     if (!deepEqual(immutablePart(pod.spec), immutablePart(old.spec))) {
       errors.push(
         forbidden(
           'spec',
           'pod updates may not change fields other than spec.containers[*].image, spec.initContainers[*].image, spec.activeDeadlineSeconds, spec.tolerations (only additions to existing tolerations) and spec.terminationGracePeriodSeconds; delete and recreate the pod instead',
-        ),
-      );
-    }
-    const before = old.spec?.tolerations ?? [];
-    const after = pod.spec?.tolerations ?? [];
-    if (before.some((t) => !after.some((u) => deepEqual(t, u)))) {
-      errors.push(
-        forbidden(
-          'spec.tolerations',
-          'existing toleration can not be modified or removed; only additions are allowed',
         ),
       );
     }

@@ -1,8 +1,13 @@
 /**
  * The taint eviction controller (Kubernetes' NoExecute taint manager): deletes the pods that
  * do not tolerate their node's NoExecute taints — at once, or after the toleration's
- * tolerationSeconds, with one timer per pod that is cancelled when the taint or the pod goes.
- * Each eviction and each cancellation is an event on the pod.
+ * tolerationSeconds, with one timer per pod that is cancelled when the taints or the pod go.
+ * Each eviction and each cancellation is an event on the pod. When a pod must go is decided
+ * in decide.ts; this file keeps the timers and does the deletions.
+ *
+ * As in Kubernetes, deleting a Node cancels nothing: the evictions already scheduled for its
+ * pods still happen (handleNodeUpdate only forgets a deleted node's taints), and a pod of a
+ * node with no known NoExecute taints is left alone when it changes (handlePodUpdate).
  */
 import { isConflict, isNotFound } from '../../../client/api/errors.js';
 import type { Pod, PodCondition, Taint } from '../../../client/api/types.js';
@@ -102,7 +107,13 @@ export class TaintEvictionController implements Controller {
 
   private async syncNode(name: string): Promise<void> {
     const node = this.nodes.get(name);
-    const taints = noExecuteTaints(node?.spec?.taints);
+    if (!node) {
+      // Gone: forget its taints but keep its pods' scheduled evictions (Kubernetes does; the
+      // pods of a deleted node have to go anyway, and podgc only gets to them 40 s later).
+      this.tainted.delete(name);
+      return;
+    }
+    const taints = noExecuteTaints(node.spec?.taints);
     if (taints.length) this.tainted.set(name, taints);
     else this.tainted.delete(name);
     const now = this.ctx.clock.now();
@@ -112,13 +123,15 @@ export class TaintEvictionController implements Controller {
   private async syncPod(key: string): Promise<void> {
     const { namespace, name } = splitKey(key);
     const pod = this.pods.get(name, namespace);
-    if (!pod) {
-      this.cancel(key);
-      return;
-    }
+    // What was scheduled was for a pod that is gone (perhaps replaced by one of the same name).
+    if (this.pending.has(key) && this.pending.get(key)!.uid !== pod?.metadata?.uid) this.cancel(key);
+    if (!pod) return;
     const nodeName = pod.spec?.nodeName;
-    if (!nodeName) return;
-    this.processPod(pod, this.tainted.get(nodeName) ?? [], this.ctx.clock.now());
+    // Only a node's taints (syncNode) cancel evictions: with none known — the node is
+    // untainted, or deleted — a change to the pod changes nothing (Kubernetes' handlePodUpdate).
+    const taints = nodeName ? this.tainted.get(nodeName) : undefined;
+    if (!taints) return;
+    this.processPod(pod, taints, this.ctx.clock.now());
   }
 
   private processPod(pod: Pod, taints: Taint[], now: number): void {
@@ -137,11 +150,12 @@ export class TaintEvictionController implements Controller {
         this.cancel(key);
         return;
       case 'schedule': {
+        // Only ever replaces a later eviction by one now: no cancellation event for that.
         if (current) this.ctx.clock.clearTimeout(current.timer);
-        const { since, at } = decision.eviction;
+        const { at } = decision;
         const uid = pod.metadata!.uid!;
         const timer = this.ctx.clock.setTimeout(() => this.fire(key, uid), at - now);
-        this.pending.set(key, { since, at, uid, timer });
+        this.pending.set(key, { at, uid, timer });
         if (at > now) {
           this.ctx.logger.info(
             { pod: key, node: pod.spec?.nodeName, inMs: at - now },
