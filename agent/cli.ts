@@ -33,6 +33,7 @@ import { machineRuntimes } from './pods/runtimes.js';
 import { HollowFleet } from './hollow.js';
 import { createAgentLogger } from './logger.js';
 import { defaultMachineReader } from './machine/index.js';
+import { checkNodeIP } from './nodeip.js';
 
 interface AgentFlags {
   server: string[];
@@ -168,7 +169,10 @@ export function buildAgentProgram(): Command {
         `this machine's hostname, "${defaultNodeName()}"`,
       ),
     )
-    .option('--node-ip <ip>', 'the address to publish as InternalIP (default: the first non-loopback IPv4)')
+    .option(
+      '--node-ip <ip>',
+      "the address to publish as InternalIP, one of this machine's (default: the first non-loopback IPv4)",
+    )
     .option(
       '--node-labels <k=v,...>',
       'labels to register the node with (not in the kubernetes.io or k8s.io namespaces, except those the node may set)',
@@ -278,6 +282,10 @@ Deleting the Node revokes its credential; join again with a new token.`,
           return;
         }
         const config = configFromFlags(flags, flags.nodeName);
+        // Before joining, as the kubelet refuses a --node-ip that is not this machine's: a
+        // wrong one would be published as the node's address. (Hollow nodes have made-up
+        // addresses of their own, so they are not checked above.)
+        if (config.nodeIP) checkNodeIP(config.nodeIP);
         unlock = lockDataDir(dataDir);
         const { client, creds } = await connect({
           path: credentialsPath(dataDir),

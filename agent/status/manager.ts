@@ -37,11 +37,16 @@ export interface NodeStatusManagerOptions {
   contact?: ControlPlaneContact;
 }
 
-const TRANSITION_EVENTS: Record<string, [string, string]> = {
-  MemoryPressure: ['NodeHasInsufficientMemory', 'NodeHasSufficientMemory'],
-  DiskPressure: ['NodeHasDiskPressure', 'NodeHasNoDiskPressure'],
-  PIDPressure: ['NodeHasInsufficientPID', 'NodeHasSufficientPID'],
-  Ready: ['NodeReady', 'NodeNotReady'],
+/**
+ * The events the kubelet's condition setters record (pkg/kubelet/nodestatus), one per change of
+ * a condition's status. All are Normal, pressure included: they tell what the node reports, and
+ * a node's pressure is read from its conditions, not from the type of an event.
+ */
+const CONDITION_EVENTS: Record<string, { onTrue: string; onFalse: string }> = {
+  MemoryPressure: { onTrue: 'NodeHasInsufficientMemory', onFalse: 'NodeHasSufficientMemory' },
+  DiskPressure: { onTrue: 'NodeHasDiskPressure', onFalse: 'NodeHasNoDiskPressure' },
+  PIDPressure: { onTrue: 'NodeHasInsufficientPID', onFalse: 'NodeHasSufficientPID' },
+  Ready: { onTrue: 'NodeReady', onFalse: 'NodeNotReady' },
 };
 
 export class NodeStatusManager {
@@ -133,7 +138,8 @@ export class NodeStatusManager {
       const created = await client.create(node);
       logger.info({ node: config.nodeName }, 'node registered');
       this.options.recorder?.event(created, 'Normal', 'Starting', 'Starting kubelab-agent.');
-      // The kubelet reports each condition's first value too (NodeHasSufficientMemory, …).
+      // The kubelet reports each pressure condition's first value (NodeHasSufficientMemory, …),
+      // but not the first Ready: recordTransitions knows which.
       this.recordTransitions({ kind: 'Node' }, created);
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
@@ -206,6 +212,9 @@ export class NodeStatusManager {
     await client.updateStatus(next);
     this.writes++;
     this.lastReport = clock.now();
+    // Recorded only once the write went through: a retry after a conflict starts from the Node
+    // as stored, so each reboot and each transition is one event, however many tries it took.
+    this.recordReboot(current, next);
     this.recordTransitions(current, next);
   }
 
@@ -220,19 +229,43 @@ export class NodeStatusManager {
     };
   }
 
+  /**
+   * The kubelet's MachineInfo setter: a stored bootID that differs from the machine's means the
+   * machine rebooted since the Node was last written. An empty stored bootID (a Node just
+   * created, or written by something else) is no evidence of a reboot.
+   */
+  private recordReboot(before: Node, after: Node): void {
+    const stored = before.status?.nodeInfo?.bootID;
+    const current = after.status?.nodeInfo?.bootID;
+    if (!stored || !current || stored === current) return;
+    this.options.recorder?.event(
+      after,
+      'Warning',
+      'Rebooted',
+      `Node ${this.options.config.nodeName} has been rebooted, boot id: ${current}`,
+    );
+  }
+
+  /**
+   * One event per condition whose status changed, as the kubelet's setters decide it: a pressure
+   * condition the Node did not have counts as changed (the kubelet starts it from Unknown), so a
+   * new node reports NodeHasSufficientMemory and the like; a Ready condition the Node did not
+   * have does not (the kubelet just appends it), so NodeReady and NodeNotReady mean transitions.
+   */
   private recordTransitions(before: Node, after: Node): void {
     const recorder = this.options.recorder;
     if (!recorder) return;
     const statusOf = (conds: NodeCondition[] | undefined, type: string) =>
       conds?.find((c) => c.type === type)?.status;
-    for (const [type, [onTrue, onFalse]] of Object.entries(TRANSITION_EVENTS)) {
+    for (const [type, { onTrue, onFalse }] of Object.entries(CONDITION_EVENTS)) {
       const was = statusOf(before.status?.conditions, type);
       const is = statusOf(after.status?.conditions, type);
       if (was === is || is === undefined) continue;
+      if (type === 'Ready' && was === undefined) continue;
       const reason = is === 'True' ? onTrue : onFalse;
       recorder.event(
         after,
-        type !== 'Ready' && is === 'True' ? 'Warning' : 'Normal',
+        'Normal',
         reason,
         `Node ${this.options.config.nodeName} status is now: ${reason}`,
       );
