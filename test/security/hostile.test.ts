@@ -10,7 +10,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { WebSocket } from 'ws';
 import { GrpcCode } from '../../client/api/errors.js';
 import type { Client } from '../../client/client.js';
@@ -274,6 +274,8 @@ async function watchServer(): Promise<{ expectHeldUp: (options: { memory: boolea
   const sampler = setInterval(() => {
     if (server.alive()) peak = Math.max(peak, server.rssBytes());
   }, 25);
+  // Stopped also when the test fails before it asks whether the server held up.
+  onTestFinished(() => clearInterval(sampler));
   const latency = await probe(tokens.viewer);
   return {
     async expectHeldUp({ memory }) {

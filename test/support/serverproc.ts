@@ -77,7 +77,9 @@ export async function startServerProcess(extraArgs: string[] = []): Promise<Serv
     caPem,
     rssBytes() {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)![1]) * 1024;
+      // A process that has exited but is not yet reaped (a zombie) has no VmRSS: it holds none.
+      const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+      return kb ? Number(kb) * 1024 : 0;
     },
     alive: () => child.exitCode === null && child.signalCode === null,
     output: () => out,
