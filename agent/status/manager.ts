@@ -149,6 +149,8 @@ export class NodeStatusManager {
         await client.patch('Node', config.nodeName, { metadata: { labels: Object.fromEntries(missing) } });
       }
       logger.info({ node: config.nodeName }, 'node already registered; taking it over');
+      // The kubelet says so at every start, not only the first (Run: "Starting kubelet.").
+      this.options.recorder?.event(existing, 'Normal', 'Starting', 'Starting kubelab-agent.');
     }
     this.registered = true;
     this.lastReport = -Infinity;

@@ -197,7 +197,7 @@ it("reports a new node's pressure conditions but not its first Ready; every late
   expect(events.find((e) => e.reason === 'NodeReady')?.message).toBe('Node ev-1 status is now: NodeReady');
 }, 60_000);
 
-it('takes over a Node that has no conditions yet without a NodeReady', async () => {
+it('takes over a Node that has no conditions yet: Starting (as at every start), no NodeReady', async () => {
   const t = await controlPlane();
   const admin = t.client();
   // Registered by someone else (an admin, a script) before the agent's first start.
@@ -214,7 +214,12 @@ it('takes over a Node that has no conditions yet without a NodeReady', async () 
   await expectEvents(
     admin,
     agent,
-    ['Normal NodeHasSufficientMemory', 'Normal NodeHasNoDiskPressure', 'Normal NodeHasSufficientPID'],
+    [
+      'Normal Starting',
+      'Normal NodeHasSufficientMemory',
+      'Normal NodeHasNoDiskPressure',
+      'Normal NodeHasSufficientPID',
+    ],
     clock,
   );
 }, 60_000);
@@ -238,7 +243,10 @@ it("records one Warning Rebooted when the machine's boot ID differs from the Nod
     );
     expect((await admin.get('Node', 'ev-3')).status?.nodeInfo?.bootID).toBe(firstBoot);
     await agent.stop();
-    expect((await agentEvents(admin, agent)).map((e) => e.reason)).not.toContain('Rebooted');
+    const reasons = (await agentEvents(admin, agent)).map((e) => e.reason);
+    expect(reasons).not.toContain('Rebooted');
+    // Every start says so, as the kubelet's "Starting kubelet." does.
+    expect(reasons.filter((r) => r === 'Starting')).toHaveLength(run + 1);
   }
 
   // The machine rebooted: a new boot ID when the agent starts again.
