@@ -45,12 +45,13 @@ let recorders: EventRecorder[] = [];
 const alive = new Set<string>();
 let lastBeat = 0;
 
-async function start(config: Partial<NodeLifecycleConfig> = {}): Promise<void> {
+/** Starts the controllers; `client` is what they write through (the informers read with `c`). */
+async function start(config: Partial<NodeLifecycleConfig> = {}, client: Client = c): Promise<void> {
   registry = new Registry();
   recorders = [];
   factory = new SharedInformerFactory(c);
   const ctx: ControllerContext = {
-    client: c,
+    client,
     informers: factory,
     clock,
     logger: silentLogger(),
@@ -258,6 +259,7 @@ const podNames = async () =>
     .filter((p) => !p.metadata!.deletionTimestamp)
     .map((p) => p.metadata!.name)
     .sort();
+const labels = async (name: string) => (await node(name)).metadata?.labels;
 const events = async (reason: string) =>
   (await c.list('Event', {})).items
     .filter((e) => e.reason === reason)
@@ -585,6 +587,35 @@ describe('node lifecycle: zones', () => {
   }, 180_000);
 });
 
+describe('node lifecycle: nodes excluded from disruption checks', () => {
+  it('a node labelled exclude-disruption with an empty value is left out of its zone, so the rest of it down is a full disruption', async () => {
+    await start();
+    for (const n of ['lab-1', 'lab-2']) await register(n);
+    // `kubectl label node gateway node.kubernetes.io/exclude-disruption=`: the label's presence
+    // counts, not its value. Here it is a node that keeps heartbeating when the lab's network
+    // fails (it shares the control plane's machine), and must not make that look like a few
+    // dead nodes in a healthy zone.
+    await register('gateway', { 'node.kubernetes.io/exclude-disruption': '' });
+    await pod('web', 'lab-1');
+    await pass(10);
+
+    alive.delete('lab-1');
+    alive.delete('lab-2');
+    await until(70, 'the zone fully disrupted', async () => lifecycle.zones().get('') === 'FullDisruption');
+    expect(lifecycle.zoneRate('')).toBe(0);
+    await pass(400);
+    // Every counted node is down: the control plane is presumed cut off, and nothing is evicted.
+    expect((await ready('lab-1'))?.status).toBe('Unknown');
+    expect((await ready('gateway'))?.status).toBe('True');
+    for (const n of ['lab-1', 'lab-2', 'gateway']) expect(await noExecute(n)).toEqual([]);
+    expect(await podNames()).toEqual(['web']);
+    const text = await registry.metrics();
+    expect(text).toMatch(/node_collector_zone_state\{zone="",state="FullDisruption"\} 1/);
+    expect(text).toMatch(/node_collector_zone_size\{zone=""\} 2\n/);
+    expect(text).toMatch(/node_collector_unhealthy_nodes_in_zone\{zone=""\} 2\n/);
+  }, 120_000);
+});
+
 describe('node lifecycle: NoSchedule taints from conditions', () => {
   it('follow memory, disk and PID pressure, network and spec.unschedulable', async () => {
     await start();
@@ -619,5 +650,94 @@ describe('node lifecycle: NoSchedule taints from conditions', () => {
     await pass(1);
     // Taints it does not manage are left alone.
     expect(await noSchedule('lab-1')).toEqual(['gpu', 'node.kubernetes.io/unschedulable']);
+  }, 60_000);
+});
+
+describe('node lifecycle: beta OS and architecture labels', () => {
+  const OS = 'kubernetes.io/os';
+  const ARCH = 'kubernetes.io/arch';
+  const BETA_OS = 'beta.kubernetes.io/os';
+  const BETA_ARCH = 'beta.kubernetes.io/arch';
+
+  it('mirrors the stable labels onto the beta ones: adds, overwrites, never removes, never makes up a stable label', async () => {
+    await start();
+    await register('lab-1', { [OS]: 'linux', [ARCH]: 'arm64' });
+    // A beta label that disagrees is overwritten; a beta label alone is left as it is.
+    await register('old', { [OS]: 'linux', [BETA_OS]: 'windows', [BETA_ARCH]: 'amd64' });
+    // An empty value is a value.
+    await register('odd', { [OS]: '' });
+    await pass(1);
+    expect(await labels('lab-1')).toEqual({
+      'kubernetes.io/hostname': 'lab-1',
+      [OS]: 'linux',
+      [ARCH]: 'arm64',
+      [BETA_OS]: 'linux',
+      [BETA_ARCH]: 'arm64',
+    });
+    expect(await labels('old')).toEqual({
+      'kubernetes.io/hostname': 'old',
+      [OS]: 'linux',
+      [BETA_OS]: 'linux',
+      [BETA_ARCH]: 'amd64',
+    });
+    expect(await labels('odd')).toEqual({ 'kubernetes.io/hostname': 'odd', [OS]: '', [BETA_OS]: '' });
+
+    // The machine is reinstalled on another architecture: the beta label follows.
+    await c.patch('Node', 'lab-1', { metadata: { labels: { [ARCH]: 'amd64' } } });
+    await pass(1);
+    expect((await labels('lab-1'))?.[BETA_ARCH]).toBe('amd64');
+    // Someone edits the beta label by hand: it is put back.
+    await c.patch('Node', 'lab-1', { metadata: { labels: { [BETA_OS]: 'windows' } } });
+    await pass(1);
+    expect((await labels('lab-1'))?.[BETA_OS]).toBe('linux');
+    // The stable label is removed: the beta label stays.
+    await c.patch('Node', 'lab-1', { metadata: { labels: { [OS]: null } } });
+    await pass(1);
+    expect(await labels('lab-1')).toEqual({
+      'kubernetes.io/hostname': 'lab-1',
+      [ARCH]: 'amd64',
+      [BETA_OS]: 'linux',
+      [BETA_ARCH]: 'amd64',
+    });
+  }, 60_000);
+
+  it('never mirrors a value the stable label no longer has: a write raced by a change fails and is retried', async () => {
+    await register('lab-1', { [OS]: 'linux', [ARCH]: 'amd64' });
+    const seen: Array<Record<string, string>> = [];
+    const from = (await node('lab-1')).metadata!.resourceVersion!;
+    const watch = await c.watch('Node', { resourceVersion: from, fieldSelector: 'metadata.name=lab-1' });
+    const collecting = (async () => {
+      for await (const ev of watch) {
+        if (ev.type === 'MODIFIED') seen.push({ ...(ev.object as Node).metadata?.labels });
+      }
+    })();
+    // Just before the controller's first label write reaches the server, an admin changes the
+    // stable OS label: the controller decided from the old value.
+    let raced = false;
+    const racing = new Proxy(c, {
+      get(target, prop, receiver) {
+        if (prop !== 'patch') return Reflect.get(target, prop, receiver) as unknown;
+        return async (...args: Parameters<Client['patch']>) => {
+          if (!raced && args[0] === 'Node' && args[3]?.type === 'json') {
+            raced = true;
+            await c.patch('Node', args[1], { metadata: { labels: { [OS]: 'windows' } } });
+          }
+          return target.patch(...args);
+        };
+      },
+    });
+    await start({}, racing);
+    await pass(2);
+    watch.stop();
+    await collecting;
+    expect(raced).toBe(true);
+    expect(await labels('lab-1')).toEqual({
+      'kubernetes.io/hostname': 'lab-1',
+      [OS]: 'windows',
+      [ARCH]: 'amd64',
+      [BETA_OS]: 'windows',
+      [BETA_ARCH]: 'amd64',
+    });
+    for (const l of seen) if (BETA_OS in l) expect(l[BETA_OS]).toBe(l[OS]);
   }, 60_000);
 });

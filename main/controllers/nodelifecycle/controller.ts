@@ -6,7 +6,8 @@
  * mass eviction; the taint eviction controller then moves pods off. Zones that lose most of
  * their nodes slow down, and when every zone is down it stops altogether: then the fault is
  * most likely the control plane's own network. Beside that, NoSchedule taints follow the
- * pressure conditions and spec.unschedulable, so the scheduler needs only taints.
+ * pressure conditions and spec.unschedulable, so the scheduler needs only taints; and the beta
+ * OS and architecture labels follow the stable ones, for charts that still select on them.
  */
 import { isNotFound, isConflict } from '../../../client/api/errors.js';
 import { NODE_NAME_INDEX, nodeNameIndexFunc } from '../../../client/cache/keys.js';
@@ -24,14 +25,20 @@ import { DEFAULT_NODE_LIFECYCLE, type NodeLifecycleConfig } from './config.js';
 import { decideHealth, observeHeartbeats, readyCondition, type NodeHealth } from './health.js';
 import { nodeLifecycleMetrics, type NodeLifecycleMetrics } from './metrics.js';
 import { swapNodeTaints } from './nodetaints.js';
+import { labelFixes, labelFixPatch } from './nodelabels.js';
 import { markPodsNotReady } from './podsnotready.js';
 import { RateLimitedTimedQueue, type TryResult } from './ratelimitedqueue.js';
-import { computeZoneState, evictionRate, zoneOf, type ZoneState } from './zones.js';
+import {
+  computeZoneState,
+  evictionRate,
+  isExcludedFromDisruptionChecks,
+  zoneOf,
+  type ZoneState,
+} from './zones.js';
 
 export const NOT_READY_TAINT: Taint = { key: TAINT_NOT_READY, effect: 'NoExecute' };
 export const UNREACHABLE_TAINT: Taint = { key: TAINT_UNREACHABLE, effect: 'NoExecute' };
-/** Nodes with this label are left out of zone disruption counts. */
-export const EXCLUDE_DISRUPTION_LABEL = 'node.kubernetes.io/exclude-disruption';
+export { EXCLUDE_DISRUPTION_LABEL } from './zones.js';
 /** Writes in flight at once during a check (status, pods, taints). */
 const PARALLELISM = 8;
 const STATUS_ATTEMPTS = 5;
@@ -52,8 +59,8 @@ export class NodeLifecycleController implements Controller {
   private readonly nodesToRetry = new Set<string>();
   /** When the last health check started (a long gap means this controller was not running). */
   private lastMonitorAt: number | undefined;
-  /** NoSchedule taints from conditions, per node name. */
-  private readonly noScheduleWorker: KeyWorker;
+  /** Per node name: NoSchedule taints from conditions, and the mirrored beta labels. */
+  private readonly nodeWorker: KeyWorker;
   /** Pods newly bound to a node that is not Ready, per pod key. */
   private readonly podWorker: KeyWorker;
   private readonly sleepers: Sleeper[] = [];
@@ -70,14 +77,14 @@ export class NodeLifecycleController implements Controller {
     this.pods.addIndexers({ [NODE_NAME_INDEX]: nodeNameIndexFunc });
     const worker = (name: string, sync: (key: string) => Promise<void>) =>
       new KeyWorker({ name, clock: ctx.clock, logger: ctx.logger, metrics: ctx.queueMetrics }, sync);
-    this.noScheduleWorker = worker('node_lifecycle_controller', (name) => this.syncNoScheduleTaints(name));
+    this.nodeWorker = worker('node_lifecycle_controller', (name) => this.syncNode(name));
     this.podWorker = worker('node_lifecycle_controller_pods', (key) => this.syncPod(key));
 
     this.nodes.addEventHandler({
-      onAdd: (n) => this.noScheduleWorker.enqueue(n.metadata!.name!),
+      onAdd: (n) => this.nodeWorker.enqueue(n.metadata!.name!),
       onUpdate: (_o, n) => {
         this.noteHeartbeat(n.metadata!.name!);
-        this.noScheduleWorker.enqueue(n.metadata!.name!);
+        this.nodeWorker.enqueue(n.metadata!.name!);
       },
       onDelete: (n) => this.forget(n.metadata!.name!),
     });
@@ -96,7 +103,7 @@ export class NodeLifecycleController implements Controller {
   }
 
   run(workers: number): void {
-    this.noScheduleWorker.run(workers);
+    this.nodeWorker.run(workers);
     this.podWorker.run(workers);
     this.loops = [
       this.every('monitor', this.config.monitorPeriodMs, () => this.monitorNodeHealth()),
@@ -106,7 +113,7 @@ export class NodeLifecycleController implements Controller {
 
   async stop(): Promise<void> {
     for (const s of this.sleepers) s.stop();
-    await Promise.all([...this.loops, this.noScheduleWorker.stop(), this.podWorker.stop()]);
+    await Promise.all([...this.loops, this.nodeWorker.stop(), this.podWorker.stop()]);
   }
 
   /**
@@ -116,8 +123,7 @@ export class NodeLifecycleController implements Controller {
   async idle(): Promise<void> {
     for (let quiet = 0; quiet < 2;) {
       await nextTurn();
-      const still =
-        this.busy.size > 0 || !this.noScheduleWorker.queue.isIdle() || !this.podWorker.queue.isIdle();
+      const still = this.busy.size > 0 || !this.nodeWorker.queue.isIdle() || !this.podWorker.queue.isIdle();
       quiet = still ? 0 : quiet + 1;
     }
   }
@@ -166,7 +172,7 @@ export class NodeLifecycleController implements Controller {
       const checked = await this.checkNodeHealth(cached);
       if (!checked) return;
       const { node, observedReady, currentReady } = checked;
-      if (!node.metadata?.labels?.[EXCLUDE_DISRUPTION_LABEL]) {
+      if (!isExcludedFromDisruptionChecks(node)) {
         const zone = zoneOf(node);
         const list = zoneReady.get(zone) ?? [];
         list.push(currentReady?.status ?? 'Unknown');
@@ -436,6 +442,43 @@ export class NodeLifecycleController implements Controller {
   }
 
   // --- workers -----------------------------------------------------------------------------
+
+  /**
+   * Kubernetes' doNodeProcessingPassWorker: taints, then labels, each from the cached node. The
+   * second runs even if the first failed (they do not depend on each other); either failure
+   * retries the node, where Kubernetes only logs it.
+   */
+  private async syncNode(name: string): Promise<void> {
+    let failure: unknown;
+    try {
+      await this.syncNoScheduleTaints(name);
+    } catch (err) {
+      failure = err;
+    }
+    try {
+      await this.reconcileNodeLabels(name);
+    } catch (err) {
+      failure ??= err;
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  private async reconcileNodeLabels(name: string): Promise<void> {
+    const node = this.nodes.get(name);
+    if (!node) return;
+    const fixes = labelFixes(node);
+    if (!fixes.length) return;
+    try {
+      await this.ctx.client.patch('Node', name, labelFixPatch(fixes), { type: 'json' });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    this.ctx.logger.info(
+      { node: name, labels: Object.fromEntries(fixes.map((f) => [f.secondary, f.value])) },
+      'beta labels set from the stable OS and architecture labels',
+    );
+  }
 
   private async syncNoScheduleTaints(name: string): Promise<void> {
     const node = this.nodes.get(name);

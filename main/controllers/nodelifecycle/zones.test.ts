@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_NODE_LIFECYCLE } from './config.js';
-import { computeZoneState, evictionRate, zoneOf } from './zones.js';
+import {
+  computeZoneState,
+  EXCLUDE_DISRUPTION_LABEL,
+  evictionRate,
+  isExcludedFromDisruptionChecks,
+  zoneOf,
+} from './zones.js';
 
 const statuses = (ready: number, notReady: number, unknown = 0) => [
   ...Array<string>(ready).fill('True'),
@@ -41,5 +47,15 @@ describe('zone states and eviction rates', () => {
         },
       }),
     ).toBe('home/rack-a');
+  });
+
+  it.each([
+    ['an empty value', { [EXCLUDE_DISRUPTION_LABEL]: '' }, true],
+    ['"true"', { [EXCLUDE_DISRUPTION_LABEL]: 'true' }, true],
+    ['"false" (any value: only presence counts)', { [EXCLUDE_DISRUPTION_LABEL]: 'false' }, true],
+    ['no such label', { 'kubernetes.io/hostname': 'n1' }, false],
+    ['no labels at all', undefined, false],
+  ])('a node with %s is excluded from disruption checks: %s', (_what, labels, excluded) => {
+    expect(isExcludedFromDisruptionChecks({ metadata: { labels } })).toBe(excluded);
   });
 });

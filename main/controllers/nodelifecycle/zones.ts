@@ -8,6 +8,20 @@ export type ZoneState = 'Initial' | 'Normal' | 'PartialDisruption' | 'FullDisrup
 
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 export const REGION_LABEL = 'topology.kubernetes.io/region';
+/** Nodes with this label, whatever its value, are left out of their zone's disruption counts. */
+export const EXCLUDE_DISRUPTION_LABEL = 'node.kubernetes.io/exclude-disruption';
+
+/**
+ * Whether a node is left out of its zone's counts (Kubernetes' isNodeExcludedFromDisruptionChecks).
+ * The label's presence decides, not its value: `kubectl label node x
+ * node.kubernetes.io/exclude-disruption=` is how it is usually set, and reading that empty
+ * value as "not excluded" would let a node that stays Ready keep an otherwise dead zone Normal,
+ * with its evictions going.
+ */
+export function isExcludedFromDisruptionChecks(node: Node): boolean {
+  const labels = node.metadata?.labels;
+  return !!labels && Object.hasOwn(labels, EXCLUDE_DISRUPTION_LABEL);
+}
 
 /** A node's zone key: "region/zone" from the topology labels; nodes without them share "". */
 export function zoneOf(node: Node): string {
