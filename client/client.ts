@@ -22,6 +22,7 @@ import type {
   WatchRequest,
 } from './api/types.js';
 import { LogQueue, type LogStream } from './logstream.js';
+import { resendModeOf } from './resend.js';
 import { retrying, type RetryPolicy } from './retry.js';
 
 export type { LogStream } from './logstream.js';
@@ -325,20 +326,12 @@ export class ApiClient implements Client {
       namespace: options.namespace,
       dryRun: options.dryRun,
     };
-    // A retried create either succeeds once or reports AlreadyExists: safe only with a fixed name.
-    return retrying(
-      () => this.transport.create(req),
-      object.metadata?.name ? 'idempotent' : 'once',
-      this.retry,
-    ) as Promise<T>;
+    return retrying(() => this.transport.create(req), resendModeOf.create(req), this.retry) as Promise<T>;
   }
 
   createManifest(manifest: string, options: WriteOptions = {}): Promise<KubeObject> {
-    return retrying(
-      () => this.transport.create({ manifest, namespace: options.namespace, dryRun: options.dryRun }),
-      'once',
-      this.retry,
-    );
+    const req: WriteRequest = { manifest, namespace: options.namespace, dryRun: options.dryRun };
+    return retrying(() => this.transport.create(req), resendModeOf.create(req), this.retry);
   }
 
   update<T extends KubeObject>(object: T, options: WriteOptions = {}): Promise<T> {
@@ -348,11 +341,7 @@ export class ApiClient implements Client {
       namespace: options.namespace,
       dryRun: options.dryRun,
     };
-    return retrying(
-      () => this.transport.update(req),
-      object.metadata?.resourceVersion ? 'idempotent' : 'once',
-      this.retry,
-    ) as Promise<T>;
+    return retrying(() => this.transport.update(req), resendModeOf.update(req), this.retry) as Promise<T>;
   }
 
   updateStatus<T extends KubeObject>(object: T, options: WriteOptions = {}): Promise<T> {
@@ -364,7 +353,7 @@ export class ApiClient implements Client {
     };
     return retrying(
       () => this.transport.updateStatus(req),
-      object.metadata?.resourceVersion ? 'idempotent' : 'once',
+      resendModeOf.update(req),
       this.retry,
     ) as Promise<T>;
   }
@@ -385,7 +374,7 @@ export class ApiClient implements Client {
       subresource: options.subresource ?? '',
       dryRun: options.dryRun ?? false,
     };
-    return retrying(() => this.transport.patch(req), 'once', this.retry) as Promise<KindMap[K]>;
+    return retrying(() => this.transport.patch(req), resendModeOf.patch(), this.retry) as Promise<KindMap[K]>;
   }
 
   delete<K extends KindName>(
@@ -402,11 +391,10 @@ export class ApiClient implements Client {
       ...(options.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: options.gracePeriodSeconds } : {}),
       ...(options.preconditions ? { preconditions: options.preconditions } : {}),
     };
-    return retrying(
-      () => this.transport.delete(req),
-      options.preconditions ? 'idempotent' : 'once',
-      this.retry,
-    ) as Promise<{ object: KindMap[K]; deleted: boolean }>;
+    return retrying(() => this.transport.delete(req), resendModeOf.delete(req), this.retry) as Promise<{
+      object: KindMap[K];
+      deleted: boolean;
+    }>;
   }
 
   bind(namespace: string, podName: string, nodeName: string, options: BindOptions = {}): Promise<Pod> {
@@ -420,8 +408,7 @@ export class ApiClient implements Client {
       namespace,
       dryRun: options.dryRun ?? false,
     };
-    // Never repeated: a repeat after a lost answer would only report that it is bound.
-    return retrying(() => this.transport.bind(req), 'once', this.retry) as Promise<Pod>;
+    return retrying(() => this.transport.bind(req), resendModeOf.bind(), this.retry) as Promise<Pod>;
   }
 
   async logs(namespace: string, pod: string, options: LogsOptions = {}): Promise<LogStream> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from './api/errors.js';
+import { ConnectionError } from './grpc/connection.js';
 import { retrying } from './retry.js';
 
 const noSleep = { sleep: async () => undefined };
@@ -48,6 +49,19 @@ describe('retrying', () => {
     const waits: number[] = [];
     expect(await retrying(limited.fn, 'once', { sleep: async (ms) => void waits.push(ms) })).toBe('ok');
     expect(waits[0]).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('retries any write that never reached the server, but no write after a timeout', async () => {
+    const refused = failing([new ConnectionError('refused', 'nothing answers')]);
+    expect(await retrying(refused.fn, 'once', noSleep)).toBe('ok');
+    expect(refused.calls).toBe(2);
+    // A dropped connection or a timeout may come after the server applied the write.
+    const dropped = failing([new ConnectionError('unreachable', 'Connection dropped')]);
+    await expect(retrying(dropped.fn, 'once', noSleep)).rejects.toMatchObject({ reason: 'Unavailable' });
+    expect(dropped.calls).toBe(1);
+    const late = failing([new ApiError('Timeout', 'slow')]);
+    await expect(retrying(late.fn, 'idempotent', noSleep)).rejects.toMatchObject({ reason: 'Timeout' });
+    expect(late.calls).toBe(1);
   });
 
   it('gives up after the configured attempts with backoff between them', async () => {

@@ -1,9 +1,14 @@
 /**
- * Retries for transient failures only, with exponential backoff and jitter. Reads retry on
- * an unavailable server or a timeout; writes only when repeating them cannot apply a change
- * twice; a rate-limited request (refused before anything happened) always retries.
+ * Retries for transient failures only, with exponential backoff and jitter. Whether a failed
+ * call may be sent again is resend.ts's rule, shared with the failover between replicas: reads
+ * retry on an unavailable server or a timeout; writes only when repeating them cannot apply a
+ * change twice; a request refused before anything happened (rate limited, or no connection
+ * could be made) always retries.
  */
 import { ApiError } from './api/errors.js';
+import { mayResend, type RetryMode } from './resend.js';
+
+export type { RetryMode } from './resend.js';
 
 export interface RetryPolicy {
   /** Attempts in all (default 5). */
@@ -13,15 +18,8 @@ export interface RetryPolicy {
   sleep?: (ms: number) => Promise<void>;
 }
 
-export type RetryMode = 'read' | 'idempotent' | 'once';
-
-export function isTransient(err: unknown, mode: RetryMode): boolean {
-  if (!(err instanceof ApiError)) return false;
-  if (err.reason === 'TooManyRequests') return true;
-  if (mode === 'once') return false;
-  if (err.reason === 'Unavailable') return true;
-  return mode === 'read' && err.reason === 'Timeout';
-}
+/** The shared rule under its older name. */
+export const isTransient = mayResend;
 
 export async function retrying<T>(
   fn: () => Promise<T>,
@@ -35,7 +33,7 @@ export async function retrying<T>(
     try {
       return await fn();
     } catch (err) {
-      if (attempt >= attempts || !isTransient(err, mode)) throw err;
+      if (attempt >= attempts || !mayResend(err, mode)) throw err;
       const retryAfter =
         err instanceof ApiError && err.details.retryAfterSeconds ? err.details.retryAfterSeconds * 1000 : 0;
       await sleep(Math.max(retryAfter, delay * (0.5 + Math.random() / 2)));

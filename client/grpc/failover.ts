@@ -1,10 +1,15 @@
 /**
  * A transport over several control-plane replicas (on etcd): calls go to one; when it is
- * unreachable they move to the next, in turn, until one answers.
+ * unreachable, later calls go to the next, in turn. The failed call itself moves on with them
+ * only when resend.ts's rule — the one retries follow — allows sending it again: a replica
+ * that fails after applying a write (it crashed before answering, or answered too late) must
+ * not have the write applied a second time by another replica.
  */
 import { ApiError } from '../api/errors.js';
 import type { Transport } from '../client.js';
+import { mayResend, resendModeOf, type RetryMode } from '../resend.js';
 
+/** The replica did not answer: later calls are better off at another one. */
 function unreachable(err: unknown): boolean {
   return err instanceof ApiError && (err.reason === 'Unavailable' || err.reason === 'Timeout');
 }
@@ -21,32 +26,31 @@ export class FailoverTransport implements Transport {
     return this.active;
   }
 
-  private async attempt<T>(call: (t: Transport) => Promise<T>): Promise<T> {
-    let last: unknown;
-    for (let tried = 0; tried < this.transports.length; tried++) {
+  private async attempt<T>(mode: RetryMode, call: (t: Transport) => Promise<T>): Promise<T> {
+    for (let tried = 1; ; tried++) {
       const index = this.active;
       try {
         return await call(this.transports[index]);
       } catch (err) {
-        if (!unreachable(err) || this.transports.length === 1) throw err;
-        last = err;
-        // Move on, unless another call already did.
+        if (!unreachable(err)) throw err;
+        // Move on, unless another call already did — also when this call is not repeated.
         if (this.active === index) this.active = (index + 1) % this.transports.length;
+        if (tried >= this.transports.length || !mayResend(err, mode)) throw err;
       }
     }
-    throw last;
   }
 
-  get: Transport['get'] = (req) => this.attempt((t) => t.get(req));
-  list: Transport['list'] = (req) => this.attempt((t) => t.list(req));
-  watch: Transport['watch'] = (req, sink) => this.attempt((t) => t.watch(req, sink));
-  create: Transport['create'] = (req) => this.attempt((t) => t.create(req));
-  update: Transport['update'] = (req) => this.attempt((t) => t.update(req));
-  updateStatus: Transport['updateStatus'] = (req) => this.attempt((t) => t.updateStatus(req));
-  patch: Transport['patch'] = (req) => this.attempt((t) => t.patch(req));
-  delete: Transport['delete'] = (req) => this.attempt((t) => t.delete(req));
-  bind: Transport['bind'] = (req) => this.attempt((t) => t.bind(req));
-  logs: Transport['logs'] = (req, sink) => this.attempt((t) => t.logs(req, sink));
+  get: Transport['get'] = (req) => this.attempt('read', (t) => t.get(req));
+  list: Transport['list'] = (req) => this.attempt('read', (t) => t.list(req));
+  watch: Transport['watch'] = (req, sink) => this.attempt('read', (t) => t.watch(req, sink));
+  create: Transport['create'] = (req) => this.attempt(resendModeOf.create(req), (t) => t.create(req));
+  update: Transport['update'] = (req) => this.attempt(resendModeOf.update(req), (t) => t.update(req));
+  updateStatus: Transport['updateStatus'] = (req) =>
+    this.attempt(resendModeOf.update(req), (t) => t.updateStatus(req));
+  patch: Transport['patch'] = (req) => this.attempt(resendModeOf.patch(), (t) => t.patch(req));
+  delete: Transport['delete'] = (req) => this.attempt(resendModeOf.delete(req), (t) => t.delete(req));
+  bind: Transport['bind'] = (req) => this.attempt(resendModeOf.bind(), (t) => t.bind(req));
+  logs: Transport['logs'] = (req, sink) => this.attempt('read', (t) => t.logs(req, sink));
 
   reconnect(): void {
     this.transports[this.active].reconnect?.();

@@ -766,9 +766,17 @@ export class ApiServer implements LocalApi {
   }
 
   /**
-   * The read-modify-write loop of every update: read the current object (the cache's copy
-   * first, the store's after a conflict), build the new one, write with compare-and-swap,
-   * and try again on conflict unless the client pinned a resourceVersion.
+   * The read-modify-write loop of every update, as Kubernetes' GuaranteedUpdate: build the new
+   * object on the current one, write it with compare-and-swap, and on a conflict build again
+   * on the store's newer copy, unless the client pinned a resourceVersion.
+   *
+   * The first attempt starts from the watch cache's copy, which saves a read but may lag the
+   * store: on etcd the cache learns even this replica's writes a moment after they are
+   * acknowledged, and another replica's whenever its watch delivers them. So nothing decided on
+   * that copy is final until the store confirms it was current: a failed precondition, a failed
+   * build (a JSON patch's `test`, a `remove` of a field added meanwhile, validation, admission)
+   * or "nothing to change" sends the loop back to the store once, and the answer stands only if
+   * the store's copy is the same revision.
    */
   private async guaranteedUpdate(
     id: Identity,
@@ -782,44 +790,62 @@ export class ApiServer implements LocalApi {
   ): Promise<KubeObject> {
     const info = strategy.info;
     const key = objectKey(info, namespace, name);
-    let current: KeyValue | undefined;
-    const cached = this.backend(info).cacher.cache(info).get(key);
-    let currentObj: KubeObject | undefined = cached?.object;
-    let currentRv = cached?.rv ?? 0;
-    for (let attempt = 0; ; attempt++) {
-      if (!currentObj) {
-        current = await this.backend(info).storage.get(key);
-        if (!current) throw notFound(info.kind, name, namespace);
-        currentObj = decodeStored(current.value, current.modRevision);
-        currentRv = current.modRevision;
-      }
-      if (precondition !== undefined && precondition !== currentRv) {
-        // The cache may lag the store: only the store's answer is a real conflict.
-        if (cached && attempt === 0 && currentObj === cached.object) {
-          currentObj = undefined;
-          continue;
-        }
+    const { storage, cacher } = this.backend(info);
+    const fromStore = async (): Promise<{ object: KubeObject; rv: number }> => {
+      const kv = await storage.get(key);
+      if (!kv) throw notFound(info.kind, name, namespace);
+      return { object: decodeStored(kv.value, kv.modRevision), rv: kv.modRevision };
+    };
+    // A dry run writes nothing that could catch a stale copy, so it reads the store (as
+    // Kubernetes' DryRunnableStorage does).
+    const cached = dryRun ? undefined : cacher.cache(info).get(key);
+    let current = cached ? { object: cached.object, rv: cached.rv } : await fromStore();
+    let isCurrent = !cached;
+    /** Re-reads the store; true when the copy used so far was already its latest. */
+    const refresh = async (): Promise<boolean> => {
+      const seen = current.rv;
+      const fresh = await fromStore();
+      isCurrent = true;
+      if (fresh.rv === seen) return true;
+      current = fresh;
+      return false;
+    };
+    for (let conflicts = 0; ;) {
+      if (precondition !== undefined && precondition !== current.rv) {
+        if (!isCurrent && !(await refresh())) continue;
         throw conflict(
           info,
           name,
           'the object has been modified; get the latest version, apply your changes to it and try again',
         );
       }
-      const next = build(currentObj);
-      const outcome = await this.prepareUpdate(id, strategy, next, currentObj, subresource);
-      if (outcome === 'unchanged') return currentObj;
+      let next: KubeObject;
+      let outcome: 'write' | 'unchanged' | 'delete';
+      try {
+        next = build(current.object);
+        outcome = await this.prepareUpdate(id, strategy, next, current.object, subresource);
+      } catch (err) {
+        if (!isCurrent && !(await refresh())) continue;
+        throw err;
+      }
+      if (outcome === 'unchanged') {
+        // Only the store can say the object already is what the client asked for.
+        if (!isCurrent && !(await refresh())) continue;
+        return current.object;
+      }
       if (dryRun) return next;
       try {
         if (outcome === 'delete') {
-          const gone = await this.backend(info).storage.delete(key, currentRv);
+          const gone = await storage.delete(key, current.rv);
           return decodeStored(gone.value, gone.modRevision);
         }
-        const kv = await this.backend(info).storage.update(key, this.encode(next), currentRv);
+        const kv = await storage.update(key, this.encode(next), current.rv);
         return this.stored(info, key, kv);
       } catch (err) {
         if (isStorageError(err, 'Conflict') || isStorageError(err, 'NotFound')) {
-          if (attempt >= 20) throw conflict(info, name, 'the object keeps changing; try again');
-          currentObj = undefined;
+          if (++conflicts > 20) throw conflict(info, name, 'the object keeps changing; try again');
+          current = await fromStore();
+          isCurrent = true;
           continue;
         }
         throw err;
