@@ -5,7 +5,6 @@
  * containers are separate processes: they keep running while the agent or the control plane
  * is away.
  */
-import { isNotFound } from '../../client/api/errors.js';
 import { isPodTerminal } from '../../client/api/pods.js';
 import type { Container, Node, Pod } from '../../client/api/types.js';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
@@ -18,7 +17,7 @@ import type { Logger } from '../logger.js';
 import type { Runtime, RunningContainer } from '../runtime/types.js';
 import { admitPod } from './admission.js';
 import { CrashLoopBackoff, type CrashLoopBackoffOptions } from './backoff.js';
-import { PodStatusManager } from './statusmanager.js';
+import { PodStatusManager, type FinalDeleteBackoff } from './statusmanager.js';
 import { howToStartDaemon } from '../runtime/image.js';
 import type { ImagesMissing } from './runtimes.js';
 import { PodWorker, type ContainerProbes, type ProbeCallbacks, type RuntimeRefusal } from './worker.js';
@@ -59,6 +58,8 @@ export interface PodManagerOptions {
   /** How long an orphaned container (its pod gone while the agent was away) gets to stop. */
   orphanGraceMs?: number;
   crashLoopBackoff?: CrashLoopBackoffOptions;
+  /** How a failed final delete is tried again (default: after 1 s, doubling up to 30 s). */
+  finalDeleteBackoff?: FinalDeleteBackoff;
 }
 
 export class PodManager {
@@ -75,7 +76,11 @@ export class PodManager {
     Array<{ container: RunningContainer; choice: RuntimeChoice }>
   >();
   private started = false;
-  /** Pods whose worker finished (stopped and deleted): late updates for them start nothing. */
+  /**
+   * Pods whose worker finished (all stopped after their deletion): late updates for them start
+   * nothing. Their final delete is the status manager's until the API object is gone; each
+   * later sight of such a pod tries it again at once.
+   */
   private readonly finished = new Set<string>();
   /** The image runtime, once one answers (at start, or later when its daemon was started). */
   private images: RuntimeChoice | undefined;
@@ -102,6 +107,7 @@ export class PodManager {
       logger,
       cached: (namespace, name) => this.pods.get(name, namespace),
       contact: options.contact,
+      finalDeleteBackoff: options.finalDeleteBackoff,
     });
   }
 
@@ -127,8 +133,9 @@ export class PodManager {
       onAdd: (pod) => this.podChanged(pod),
       onUpdate: (_old, pod) => this.podChanged(pod),
       onDelete: (pod) => {
-        this.finished.delete(pod.metadata!.uid!);
-        this.workers.get(pod.metadata!.uid!)?.removed();
+        const uid = pod.metadata!.uid!;
+        if (this.finished.delete(uid)) this.statuses.forget(uid);
+        this.workers.get(uid)?.removed();
       },
     });
     this.nodes.addEventHandler({});
@@ -159,11 +166,23 @@ export class PodManager {
     const uid = pod.metadata!.uid!;
     let worker = this.workers.get(uid);
     if (!worker) {
-      if (this.finished.has(uid)) return;
+      if (this.finished.has(uid)) {
+        // Still in the API: its final delete failed so far. Seeing it again is a reason to try.
+        if (pod.metadata?.deletionTimestamp) this.statuses.finish(pod);
+        return;
+      }
       const leftovers = this.leftovers.get(uid) ?? [];
       this.leftovers.delete(uid);
+      if (pod.metadata?.deletionTimestamp && !leftovers.length) {
+        // Deleted, and nothing of it runs here: an earlier run of the agent stopped it but
+        // could not remove it (or never started it). Only the final delete is left; the status
+        // stays as it is, since this run of the agent knows nothing newer of its containers.
+        this.finished.add(uid);
+        this.statuses.finish(pod);
+        return;
+      }
       // A pod that finished before this agent started stays finished: nothing to run again.
-      if (isPodTerminal(pod) && !leftovers.some((l) => l.container)) return;
+      if (isPodTerminal(pod) && !leftovers.length) return;
       worker = this.newWorker(pod);
       this.workers.set(uid, worker);
       for (const { container, choice } of leftovers) worker.adopt([container], choice.runtime, choice.scheme);
@@ -187,27 +206,14 @@ export class PodManager {
         return admitPod(p, node, this.admittedPods(p));
       },
       publishStatus: (p, status) => this.statuses.set(p, status),
-      finalizeDeletion: async (p) => {
-        try {
-          await this.options.client.delete('Pod', p.metadata!.name!, {
-            namespace: p.metadata!.namespace,
-            gracePeriodSeconds: 0,
-            preconditions: { uid: p.metadata!.uid },
-          });
-        } catch (err) {
-          if (isNotFound(err)) return; // already gone: that is what we wanted
-          logger.warn(
-            { pod: `${p.metadata!.namespace}/${p.metadata!.name}`, err: (err as Error).message },
-            'final delete failed; it is retried when the pod is seen again',
-          );
-        }
-      },
+      finalizeDeletion: (p, status) => this.statuses.finish(p, status),
       startProbes: (p, c, running, callbacks) => this.options.startProbes?.(p, c, running, callbacks),
       containerEnded: this.options.containerEnded,
-      onFinished: (uid) => {
+      onFinished: (uid, removedFromApi) => {
         this.workers.delete(uid);
-        this.finished.add(uid);
-        this.statuses.forget(uid);
+        // Gone from the API already: nothing to delete, and no later sight will come.
+        if (removedFromApi) this.statuses.forget(uid);
+        else this.finished.add(uid);
         void processes.runtime.removePod(uid);
         const images = this.images;
         if (images && images.runtime !== processes.runtime) void images.runtime.removePod(uid);

@@ -1,6 +1,7 @@
 /**
  * A pod's status from the containers the agent runs (the kubelet's generateAPIPodStatus and
- * getPhase), pure: phase, conditions, container statuses, start time and addresses.
+ * getPhase), pure: phase, conditions, container statuses, start time and addresses. The
+ * conditions of others (DisruptionTarget, readiness gates) are carried over, never erased.
  */
 import { constants } from 'node:os';
 import type {
@@ -145,9 +146,79 @@ function condition(
   };
 }
 
+/**
+ * The conditions the agent sets (Kubernetes' PodConditionsByKubelet). Every other condition
+ * belongs to someone else — DisruptionTarget from the taint manager or podgc, a readiness
+ * gate's condition from its controller — and the agent carries it over untouched.
+ */
+export const AGENT_CONDITIONS: ReadonlySet<string> = new Set([
+  'PodScheduled',
+  'Initialized',
+  'ContainersReady',
+  'Ready',
+]);
+
+/**
+ * The conditions to write over `api` (what the API holds now): the agent's own from `ours`,
+ * everyone else's from `api`. Conditions keep the places they have in `api`, so a status that
+ * did not change compares equal and is not written again; ours that `api` lacks come last.
+ * Conditions in `ours` that are not the agent's are ignored: their owners' latest word is
+ * the one in `api` (the kubelet's mergePodStatus).
+ */
+export function mergeConditions(api: PodCondition[] | undefined, ours: PodCondition[]): PodCondition[] {
+  const own = new Map(ours.filter((c) => AGENT_CONDITIONS.has(c.type ?? '')).map((c) => [c.type, c]));
+  const merged: PodCondition[] = [];
+  for (const c of api ?? []) {
+    if (!AGENT_CONDITIONS.has(c.type ?? '')) merged.push(c);
+    else if (own.has(c.type)) {
+      merged.push(own.get(c.type)!);
+      own.delete(c.type);
+    }
+  }
+  return [...merged, ...own.values()];
+}
+
+const isTerminalPhase = (phase: string | undefined) => phase === 'Succeeded' || phase === 'Failed';
+
+/**
+ * `ours` with the conditions of others taken from `api` (see mergeConditions). A phase the
+ * API holds as terminal stays, with its reason and message, as the kubelet forces it back:
+ * the API refuses to leave it, and a write it refuses must not hold up a pod's final delete.
+ */
+export function mergeStatus(api: PodStatus | undefined, ours: PodStatus): PodStatus {
+  const merged: PodStatus = { ...ours, conditions: mergeConditions(api?.conditions, ours.conditions ?? []) };
+  if (isTerminalPhase(api?.phase) && ours.phase !== api?.phase) {
+    merged.phase = api?.phase;
+    delete merged.reason;
+    delete merged.message;
+    if (api?.reason) merged.reason = api.reason;
+    if (api?.message) merged.message = api.message;
+  }
+  return merged;
+}
+
+/**
+ * Why the readiness gates keep the pod from being Ready, in Kubernetes' words
+ * (GeneratePodReadyCondition), or undefined when every gate's condition is True.
+ */
+export function unreadyGatesMessage(pod: Pod, conditions: PodCondition[]): string | undefined {
+  const messages: string[] = [];
+  for (const gate of pod.spec?.readinessGates ?? []) {
+    const type = gate.conditionType ?? '';
+    const c = conditions.find((x) => x.type === type);
+    if (!c) messages.push(`corresponding condition of pod readiness gate "${type}" does not exist.`);
+    else if (c.status !== 'True')
+      messages.push(`the status of pod readiness gate "${type}" is not "True", but ${c.status ?? ''}`);
+  }
+  return messages.length ? messages.join(', ') : undefined;
+}
+
 /** The whole status to write for the pod. */
 export function podStatus(pod: Pod, state: PodRuntimeState, now: number): PodStatus {
   const previous = pod.status?.conditions;
+  // Everyone else's conditions, as the agent last saw them: carried over, and read by the
+  // readiness gates.
+  const others = (previous ?? []).filter((c) => !AGENT_CONDITIONS.has(c.type ?? ''));
   const scheduled = previous?.find((c) => c.type === 'PodScheduled') ?? {
     type: 'PodScheduled',
     status: 'True',
@@ -174,12 +245,12 @@ export function podStatus(pod: Pod, state: PodRuntimeState, now: number): PodSta
       phase: 'Failed',
       reason: state.failed.reason,
       message: state.failed.message,
-      conditions: [
+      conditions: mergeConditions(previous, [
         scheduled,
         condition('Initialized', state.initialized, previous, now),
         condition('ContainersReady', false, previous, now, 'PodFailed'),
         condition('Ready', false, previous, now, 'PodFailed'),
-      ],
+      ]),
       ...(initStatuses.length ? { initContainerStatuses: initStatuses } : {}),
       containerStatuses: statuses,
     };
@@ -197,28 +268,34 @@ export function podStatus(pod: Pod, state: PodRuntimeState, now: number): PodSta
         state.containers.get(c.name ?? '')?.lastExit?.exit.exitCode !== 0,
     )
     .map((c) => c.name);
+  const initialized = state.initialized
+    ? condition('Initialized', true, previous, now)
+    : condition(
+        'Initialized',
+        false,
+        previous,
+        now,
+        'ContainersNotInitialized',
+        `containers with incomplete status: [${initPending.join(' ')}]`,
+      );
+  // Ready needs the containers ready and, as in Kubernetes, every readiness gate's condition
+  // True; while the containers are not ready, Ready says what ContainersReady says.
+  const gatesUnready = ready ? unreadyGatesMessage(pod, [...others, initialized]) : undefined;
   return {
     ...base,
     phase,
-    conditions: [
+    conditions: mergeConditions(previous, [
       scheduled,
-      state.initialized
-        ? condition('Initialized', true, previous, now)
-        : condition(
-            'Initialized',
-            false,
-            previous,
-            now,
-            'ContainersNotInitialized',
-            `containers with incomplete status: [${initPending.join(' ')}]`,
-          ),
+      initialized,
       ready
         ? condition('ContainersReady', true, previous, now)
         : condition('ContainersReady', false, previous, now, notReadyReason, notReadyMessage),
-      ready
-        ? condition('Ready', true, previous, now)
-        : condition('Ready', false, previous, now, notReadyReason, notReadyMessage),
-    ],
+      !ready
+        ? condition('Ready', false, previous, now, notReadyReason, notReadyMessage)
+        : gatesUnready
+          ? condition('Ready', false, previous, now, 'ReadinessGatesNotReady', gatesUnready)
+          : condition('Ready', true, previous, now),
+    ]),
     ...(initStatuses.length ? { initContainerStatuses: initStatuses } : {}),
     containerStatuses: statuses,
   };

@@ -47,8 +47,11 @@ export interface PodWorkerDeps {
   /** Whether this node may run the pod (checked once, before anything starts). */
   admit(pod: Pod): Admission;
   publishStatus(pod: Pod, status: PodStatus): void;
-  /** The final delete of a pod whose containers are all stopped (grace 0). */
-  finalizeDeletion(pod: Pod): Promise<void>;
+  /**
+   * Hands over a deleted pod whose containers have all stopped, with its last status: the
+   * status manager writes it, then deletes the pod (grace 0), trying until it is gone.
+   */
+  finalizeDeletion(pod: Pod, status: PodStatus): void;
   startProbes(
     pod: Pod,
     container: Container,
@@ -57,8 +60,11 @@ export interface PodWorkerDeps {
   ): ContainerProbes | undefined;
   /** The instance of a container ended (its log will not grow any more). */
   containerEnded?(podUid: string, name: string, restartCount: number): void;
-  /** Called once the pod is gone and nothing of it runs any more. */
-  onFinished(uid: string): void;
+  /**
+   * Called once nothing of the pod runs any more; `removedFromApi` when the API had already
+   * dropped it (no final delete to make).
+   */
+  onFinished(uid: string, removedFromApi: boolean): void;
 }
 
 const DEFAULT_GRACE_SECONDS = 30;
@@ -198,8 +204,14 @@ export class PodWorker {
     }
     if (!this.state.initialized) await this.syncInitContainers();
     if (this.state.initialized && !this.state.failed) {
-      for (const container of this.pod.spec?.containers ?? []) await this.syncContainer(container);
+      for (const container of this.pod.spec?.containers ?? []) {
+        // Deleted while an earlier container started: start no more (the next sync stops
+        // what runs), as the kubelet cancels a pod's sync when it starts terminating.
+        if (this.terminating) return;
+        await this.syncContainer(container);
+      }
     }
+    if (this.terminating) return;
     this.publish();
   }
 
@@ -252,6 +264,8 @@ export class PodWorker {
       return;
     }
     const chosen = await this.deps.runtimeFor(container);
+    // Looking for a runtime may take a while (a daemon is asked): the pod may be deleted by now.
+    if (this.terminating) return;
     if ('error' in chosen) {
       record.waiting = { reason: 'RunContainerError', message: chosen.error };
       this.deps.recorder.event(this.pod, 'Warning', 'Failed', `Error: ${chosen.error}`);
@@ -384,12 +398,12 @@ export class PodWorker {
     await nextTurn();
     if (this.finished) return;
     if (!this.removedFromApi) {
-      this.publish();
-      await this.deps.finalizeDeletion(this.pod);
+      this.state.hostIP = this.deps.hostIP();
+      this.deps.finalizeDeletion(this.pod, podStatus(this.pod, this.state, this.deps.clock.now()));
     }
     this.detach();
     this.deps.backoff.forget(`${this.uid}/`);
-    this.deps.onFinished(this.uid);
+    this.deps.onFinished(this.uid, this.removedFromApi);
   }
 
   private runtimeOf(c: RunningContainer): Runtime {

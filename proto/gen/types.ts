@@ -71,6 +71,7 @@ export type {
   PodTemplateSpec,
   PodSpec,
   PodSpec_NodeSelectorEntry,
+  PodReadinessGate,
   Container,
   ContainerPort,
   EnvVar,

@@ -78,6 +78,7 @@ export function validatePodSpec(spec: PodSpec | undefined, path: string): FieldE
   );
   (spec.tolerations ?? []).forEach((t, i) => validateToleration(t, `${path}.tolerations[${i}]`, errors));
   validateNodeAffinity(spec, path, errors);
+  validateReadinessGates(spec, path, errors);
   return errors;
 }
 
@@ -376,5 +377,16 @@ export function validateTerm(term: NodeSelectorTerm, path: string, errors: Field
       errors.push(notSupported(`${p}.operator`, r.operator ?? '', ['In', 'NotIn']));
     else if ((r.values?.length ?? 0) !== 1)
       errors.push(required(`${p}.values`, 'must have exactly one value for metadata.name'));
+  });
+}
+
+/** Each gate names a condition type, a qualified name (Kubernetes' validateReadinessGates). */
+function validateReadinessGates(spec: PodSpec, path: string, errors: FieldError[]): void {
+  (spec.readinessGates ?? []).forEach((gate, i) => {
+    const field = `${path}.readinessGates[${i}].conditionType`;
+    if (!gate.conditionType)
+      errors.push(required(field, 'name the pod condition that must be True for the pod to be Ready'));
+    else
+      for (const m of isQualifiedName(gate.conditionType)) errors.push(invalid(field, gate.conditionType, m));
   });
 }

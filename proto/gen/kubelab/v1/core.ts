@@ -195,13 +195,22 @@ export interface PodSpec {
   priority?: number | undefined;
   preemptionPolicy?: string | undefined;
   volumes?: Volume[] | undefined;
-  enableServiceLinks?: boolean | undefined;
+  enableServiceLinks?:
+    | boolean
+    | undefined;
+  /** The pod is Ready only when each gate's condition is True (set by whoever owns it). */
+  readinessGates?: PodReadinessGate[] | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
 export interface PodSpec_NodeSelectorEntry {
   key: string;
   value: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface PodReadinessGate {
+  conditionType?: string | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -2437,6 +2446,11 @@ export const PodSpec: MessageFns<PodSpec> = {
     if (message.enableServiceLinks !== undefined) {
       writer.uint32(160).bool(message.enableServiceLinks);
     }
+    if (message.readinessGates !== undefined && message.readinessGates.length !== 0) {
+      for (const v of message.readinessGates) {
+        PodReadinessGate.encode(v!, writer.uint32(170).fork()).join();
+      }
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -2651,6 +2665,20 @@ export const PodSpec: MessageFns<PodSpec> = {
             message.enableServiceLinks = reader.bool();
             continue;
           }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            if (message.readinessGates === undefined) {
+              message.readinessGates = [];
+            }
+            const el = PodReadinessGate.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.readinessGates!.push(el);
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2726,6 +2754,72 @@ export const PodSpec_NodeSelectorEntry: MessageFns<PodSpec_NodeSelectorEntry> = 
             }
 
             message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBasePodReadinessGate(): PodReadinessGate {
+  return {};
+}
+
+export const PodReadinessGate: MessageFns<PodReadinessGate> = {
+  encode(message: PodReadinessGate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.conditionType !== undefined) {
+      writer.uint32(10).string(message.conditionType);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PodReadinessGate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePodReadinessGate();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.conditionType = reader.string();
             continue;
           }
         }

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import type { Pod, PodStatus } from '../../client/api/types.js';
+import type { EventRecorder } from '../../client/events/recorder.js';
+import { FakeClock } from '../../client/util/clock.js';
+import { quietLogger } from '../logger.js';
+import { HollowRuntime } from '../runtime/hollow.js';
+import type { ContainerSpec, RunningContainer, Runtime } from '../runtime/types.js';
+import { CrashLoopBackoff } from './backoff.js';
+import { PodWorker } from './worker.js';
+
+const pod: Pod = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'two', namespace: 'default', uid: 'u1' },
+  spec: {
+    containers: [
+      { name: 'first', command: ['serve'] },
+      { name: 'second', command: ['serve'] },
+    ],
+  },
+};
+
+/** A hollow runtime whose start of `first` waits until the test lets it go on. */
+class GatedRuntime extends HollowRuntime {
+  readonly started: string[] = [];
+  release!: () => void;
+  private readonly gate = new Promise<void>((resolve) => (this.release = resolve));
+
+  override async start(spec: ContainerSpec): Promise<RunningContainer> {
+    this.started.push(spec.name);
+    if (spec.name === 'first') await this.gate;
+    return super.start(spec);
+  }
+}
+
+describe('a pod deleted while its containers start', () => {
+  it('starts none of the containers after the one being started, stops that one and hands the pod over for its final delete', async () => {
+    const clock = new FakeClock();
+    const runtime = new GatedRuntime(clock);
+    const finalized: Array<{ pod: Pod; status: PodStatus }> = [];
+    let finished: boolean | undefined;
+    const events: string[] = [];
+    const worker = new PodWorker(pod, {
+      runtime,
+      runtimeFor: async () => ({ runtime: runtime as Runtime, scheme: 'hollow' }),
+      clock,
+      logger: quietLogger(),
+      recorder: {
+        event: (_obj: unknown, _type: string, reason: string, message: string) =>
+          events.push(`${reason}: ${message}`),
+      } as unknown as EventRecorder,
+      backoff: new CrashLoopBackoff(),
+      hostIP: () => '10.0.0.7',
+      admit: () => ({ admit: true }),
+      publishStatus: () => undefined,
+      finalizeDeletion: (p, status) => finalized.push({ pod: p, status }),
+      startProbes: () => undefined,
+      onFinished: (_uid, removedFromApi) => (finished = removedFromApi),
+    });
+    worker.update(pod);
+    // The first container is being started when the deletion arrives.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runtime.started).toEqual(['first']);
+    worker.update({
+      ...pod,
+      metadata: {
+        ...pod.metadata,
+        deletionTimestamp: '2026-01-01T00:00:30Z',
+        deletionGracePeriodSeconds: 30,
+      },
+    });
+    runtime.release();
+    await worker.settled();
+
+    expect(runtime.started).toEqual(['first']);
+    expect(events.filter((e) => e.includes('second'))).toEqual([]);
+    expect(events).toContain('Killing: Stopping container first');
+    expect(finished).toBe(false);
+    expect(finalized).toHaveLength(1);
+    expect(
+      finalized[0].status.containerStatuses?.find((c) => c.name === 'first')?.state?.terminated,
+    ).toBeTruthy();
+  });
+});
