@@ -2,25 +2,34 @@
  * The garbage collector (Kubernetes' garbagecollector): follows ownerReferences across every
  * kind. Dependents whose owners are gone are deleted (background cascading, the default);
  * an owner deleted in the foreground keeps its `foregroundDeletion` finalizer until its
- * blocking dependents are gone; an owner deleted with orphaning keeps its `orphan` finalizer
- * until its dependents no longer point at it.
+ * blocking dependents are gone or let go of it; an owner deleted with orphaning keeps its
+ * `orphan` finalizer until its dependents no longer point at it. A reference names an owner in
+ * the dependent's own namespace (or a cluster-scoped one): an owner with the same uid elsewhere
+ * does not count, and the dependent is told so with an `OwnerRefInvalidNamespace` event.
  */
 import { isNotFound } from '../../../client/api/errors.js';
-import { KINDS, resolveKind } from '../../../client/api/kinds.js';
+import { KINDS } from '../../../client/api/kinds.js';
 import type { KindName, KubeObject, ObjectLike, OwnerReference } from '../../../client/api/types.js';
 import type { SharedIndexInformer } from '../../../client/cache/informer.js';
 import { OWNER_UID_INDEX, ownerUidIndexFunc, UID_INDEX, uidIndexFunc } from '../../../client/cache/keys.js';
+import type { EventRecorder } from '../../../client/events/recorder.js';
 import { clone } from '../../../client/util/objects.js';
 import type { Controller, ControllerContext, ControllerDefinition } from '../types.js';
 import { KeyWorker } from '../worker.js';
 import {
   blockingDependents,
+  crossesNamespace,
   decideForDependent,
   FOREGROUND_FINALIZER,
+  INVALID_NAMESPACE_REASON,
+  invalidNamespaceMessage,
+  isAt,
   isDeletingDependents,
   isOrphaning,
+  locateOwner,
   ORPHAN_FINALIZER,
   type OwnerState,
+  unblockedOwnerUids,
 } from './classify.js';
 
 /** Kinds the collector follows (events and metrics carry no owners and expire on their own). */
@@ -47,8 +56,10 @@ export class GarbageCollector implements Controller {
   private readonly informers: SharedIndexInformer<KindName>[];
   private readonly deleter: KeyWorker;
   private readonly orphaner: KeyWorker;
+  private readonly recorder: EventRecorder;
 
   constructor(private readonly ctx: ControllerContext) {
+    this.recorder = ctx.recorder('garbage-collector-controller');
     this.deleter = new KeyWorker(
       {
         name: 'garbage_collector_attempt_to_delete',
@@ -97,10 +108,24 @@ export class GarbageCollector implements Controller {
     await Promise.all([this.deleter.stop(), this.orphaner.stop()]);
   }
 
+  /** Resolves once neither queue has work queued or in hand (for tests). */
+  async idle(): Promise<void> {
+    do {
+      await this.deleter.idle();
+      await this.orphaner.idle();
+    } while (!this.deleter.queue.isIdle() || !this.orphaner.queue.isIdle());
+  }
+
   // ------------------------------------------------------------------ what to look at
 
   private observe(obj: KubeObject, old: KubeObject | undefined): void {
     const refs = obj.metadata?.ownerReferences ?? [];
+    // A dependent that let go of an owner (dropped the reference, or no longer blocks it) may be
+    // the last one that owner's foreground deletion waits for: nothing else would wake it.
+    if (old) {
+      for (const uid of unblockedOwnerUids(old, obj))
+        for (const owner of this.byUid(uid)) this.deleter.enqueue(keyOf(owner));
+    }
     if (
       refs.length &&
       (!old ||
@@ -146,11 +171,13 @@ export class GarbageCollector implements Controller {
     const live = await this.getLive(ref.kind, ref.name, ref.namespace);
     if (!live || live.metadata?.uid !== ref.uid) return;
     if (isDeletingDependents(live)) return this.processDeletingDependents(live);
+    // Being deleted is a one-way trip: wait for the object to go (its owners hear of it then).
+    if (live.metadata?.deletionTimestamp) return;
     const refs = live.metadata?.ownerReferences ?? [];
     if (!refs.length) return;
 
     const owners = new Map<string, OwnerState>();
-    for (const r of refs) owners.set(r.uid ?? '', await this.ownerState(r, live.metadata?.namespace));
+    for (const r of refs) owners.set(r.uid ?? '', await this.ownerState(r, live));
     const deps = this.dependentsOf(live.metadata?.uid ?? '');
     const decision = decideForDependent(live, owners, {
       any: deps.length > 0,
@@ -194,7 +221,7 @@ export class GarbageCollector implements Controller {
   private async processDeletingDependents(owner: KubeObject): Promise<void> {
     const uid = owner.metadata?.uid ?? '';
     const dependents = this.dependentsOf(uid);
-    const blocking = blockingDependents(uid, dependents);
+    const blocking = blockingDependents(owner, dependents);
     if (blocking.length === 0) {
       await this.removeFinalizer(owner, FOREGROUND_FINALIZER);
       return;
@@ -203,14 +230,27 @@ export class GarbageCollector implements Controller {
     for (const dep of dependents) this.deleter.enqueue(keyOf(dep));
   }
 
-  private async ownerState(ref: OwnerReference, namespace: string | undefined): Promise<OwnerState> {
-    const cached = this.byUid(ref.uid ?? '')[0];
-    if (cached) return isDeletingDependents(cached) ? 'waiting' : 'solid';
-    const info = resolveKind(ref.kind ?? '');
+  private async ownerState(ref: OwnerReference, dependent: KubeObject): Promise<OwnerState> {
+    const where = locateOwner(ref, dependent);
     // An owner of a kind this cluster does not serve cannot be checked: leave the object be.
-    if (!info) return 'solid';
+    if (where.scope === 'unknownKind') return 'solid';
+    const seen = this.byUid(ref.uid ?? '');
+    // The uid is known, but in another namespace: the reference cannot mean that object. Say
+    // so, as Kubernetes does, since the dependent is about to be collected (or, cluster-scoped,
+    // left alone) for a reason the user cannot otherwise see.
+    if (seen.some((o) => crossesNamespace(dependent, o))) {
+      this.recorder.event(
+        dependent,
+        'Warning',
+        INVALID_NAMESPACE_REASON,
+        invalidNamespaceMessage(ref, dependent),
+      );
+    }
+    if (where.scope === 'invalid') return 'invalid';
+    const cached = seen.find((o) => isAt(o, where));
+    if (cached) return isDeletingDependents(cached) ? 'waiting' : 'solid';
     // The cache may lag: ask the server before calling an owner gone.
-    const live = await this.getLive(info.kind, ref.name ?? '', info.namespaced ? namespace : undefined);
+    const live = await this.getLive(where.kind, where.name, where.namespace);
     if (!live || live.metadata?.uid !== ref.uid) return 'dangling';
     return isDeletingDependents(live) ? 'waiting' : 'solid';
   }
