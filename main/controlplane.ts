@@ -91,7 +91,7 @@ export class ControlPlane {
     const logger = options.logger ?? createLogger();
     const clock = options.clock ?? realClock;
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-    const storage = await openStorage(options, clock);
+    const storage = await openStorage(options, clock, logger);
     const memoryStorage = await openMemoryStorage(clock);
     let api: ApiServer | undefined;
     const tunnels = new TunnelRegistry({
@@ -126,6 +126,7 @@ export class ControlPlane {
       });
       const metrics = new Registry();
       collectDefaultMetrics({ register: metrics });
+      storage.registerMetrics?.(metrics);
       new Gauge({
         name: 'kubelab_agent_tunnels',
         help: 'Agents with a live tunnel to this control plane (pods/log reaches their nodes)',
@@ -239,16 +240,24 @@ export function openMemoryStorage(clock: Clock): Promise<Storage> {
   });
 }
 
-async function openStorage(options: ControlPlaneOptions, clock: Clock): Promise<Storage> {
+async function openStorage(options: ControlPlaneOptions, clock: Clock, logger: Logger): Promise<Storage> {
   if ((options.store ?? 'sqlite') === 'sqlite') {
     return openSqliteStorage({
       path: join(options.dataDir, 'state.db'),
       retentionMs: options.retentionMs,
       now: () => clock.now(),
+      logger: logger.child({ component: 'storage' }),
     });
   }
   const endpoints = options.etcdEndpoints ?? [];
   if (!endpoints.length) throw new Error('--store etcd needs --etcd-endpoints (e.g. http://127.0.0.1:2379)');
   const { openEtcdStorage } = await import('./storage/etcd.js');
-  return openEtcdStorage({ endpoints, prefix: options.etcdPrefix });
+  // The store compacts etcd's history every 5 minutes, as kube-apiserver does (replicas take
+  // turns); closing the store stops it.
+  return openEtcdStorage({
+    endpoints,
+    prefix: options.etcdPrefix,
+    clock,
+    logger: logger.child({ component: 'etcd-compactor' }),
+  });
 }

@@ -6,11 +6,15 @@
  * (its defaults replay non-idempotent transactions and trip for 5 s on one oversized
  * response). Watches use a raw grpc-js stream on the rpc.proto that etcd3 ships, because
  * etcd3's watcher hides compact_revision and cannot send progress requests.
+ *
+ * History is compacted every 5 minutes as kube-apiserver does it (etcdcompactor.ts), with
+ * several replicas taking turns.
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import type { Registry } from 'prom-client';
 import {
   ClientClosedError,
   CompareResult,
@@ -27,6 +31,15 @@ import {
   type IRequestOp,
   type ITxnResponse,
 } from 'etcd3';
+import { realClock, type Clock } from '../../client/util/clock.js';
+import type { Logger } from '../logging.js';
+import {
+  COMPACT_REV_KEY,
+  DEFAULT_COMPACTION_INTERVAL_MS,
+  EtcdCompactor,
+  type CompactionBackend,
+  type CompactionClaim,
+} from './etcdcompactor.js';
 import {
   StorageError,
   type KeyValue,
@@ -62,6 +75,15 @@ export interface EtcdStorageOptions {
    * `--experimental-watch-progress-notify-interval` (10 min unless set).
    */
   progressIntervalMs?: number;
+  /**
+   * How often etcd's history is compacted, to the revision of the previous round (default
+   * 5 minutes, kube-apiserver's --etcd-compaction-interval; 0: never, the operator compacts).
+   */
+  compactionIntervalMs?: number;
+  /** The compaction timer's clock; tests move it. */
+  clock?: Clock;
+  /** Where compactions and their failures are logged. */
+  logger?: Logger;
 }
 
 const DEFAULT_PREFIX = '/kubelab';
@@ -128,7 +150,13 @@ export async function openEtcdStorage(options: EtcdStorageOptions): Promise<Etcd
         settings.channelOptions,
       ) as unknown as WatchServiceClient,
   );
-  return new EtcdStorage(client, watchClients, settings, trustsRequestedProgress(version));
+  const storage = new EtcdStorage(client, watchClients, settings, trustsRequestedProgress(version));
+  storage.startCompactor({
+    intervalMs: options.compactionIntervalMs ?? DEFAULT_COMPACTION_INTERVAL_MS,
+    clock: options.clock ?? realClock,
+    logger: options.logger,
+  });
+  return storage;
 }
 
 function resolveSettings(options: EtcdStorageOptions): Settings {
@@ -427,9 +455,10 @@ function compactedError(requested: number | undefined, compactedRevision: number
 // ---------------------------------------------------------------------------------------
 // The storage
 
-export class EtcdStorage implements Storage {
+export class EtcdStorage implements Storage, CompactionBackend {
   readonly backend = 'etcd' as const;
   private closed = false;
+  private compactor: EtcdCompactor | undefined;
   private readonly watches = new Set<EtcdWatch>();
   /** A lower bound of etcd's compacted revision: compaction only moves forward. */
   private compactedAtLeast = 0;
@@ -571,9 +600,55 @@ export class EtcdStorage implements Storage {
     this.compactedAtLeast = Math.max(this.compactedAtLeast, revision);
   }
 
+  /** Compacts on a timer (openEtcdStorage starts it); close() stops it. */
+  startCompactor(options: ConstructorParameters<typeof EtcdCompactor>[1]): EtcdCompactor {
+    this.compactor?.stop();
+    this.compactor = new EtcdCompactor(this, options);
+    this.compactor.start();
+    return this.compactor;
+  }
+
+  /** The compactor on the timer, if any (tests await its rounds). */
+  get compaction(): EtcdCompactor | undefined {
+    return this.compactor;
+  }
+
+  /**
+   * kube-apiserver's compactor turn (etcd3/compact.go): if compact_rev_key's version is
+   * `expectVersion`, record `revision` in it, which bumps the version; else read it.
+   */
+  async claimCompaction(expectVersion: number, revision: number): Promise<CompactionClaim> {
+    // Not under the prefix: compaction is global to the etcd cluster, and so is the turn.
+    const key = Buffer.from(COMPACT_REV_KEY);
+    const res = await this.txn(
+      [{ key, target: CompareTarget.Version, result: CompareResult.Equal, version: expectVersion }],
+      [{ request_put: { key, value: Buffer.from(String(revision)) } }],
+      [{ request_range: { key } }],
+      { op: `take a compaction turn (${COMPACT_REV_KEY})`, write: true },
+    );
+    const current = toRevision(res.header.revision);
+    if (res.succeeded) return { claimed: true, version: expectVersion + 1, revision: current };
+    const kv = res.responses[0]?.response_range?.kvs?.[0];
+    // Deleted by someone: version 0 is what a missing key compares as.
+    if (!kv) return { claimed: false, version: 0, revision: current };
+    const recorded = Number(kv.value.toString('utf8'));
+    return {
+      claimed: false,
+      version: toRevision(kv.version),
+      revision: current,
+      recorded: Number.isSafeInteger(recorded) && recorded > 0 ? recorded : undefined,
+    };
+  }
+
+  /** Compaction metrics (kubelab_etcd_compactions_total, kubelab_etcd_compacted_revision). */
+  registerMetrics(registry: Registry): void {
+    this.compactor?.registerMetrics(registry);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.compactor?.stop();
     for (const watch of [...this.watches]) watch.cancel();
     for (const c of this.watchClients) c.close();
     this.client.close();

@@ -51,6 +51,7 @@ export class SqliteEngine {
   private revision = 0;
   private readonly stmt: {
     latest: Database.Statement<[string], Row>;
+    latestAt: Database.Statement<[string, number], Row>;
     insert: Database.Statement<[number, string, number, number, number, string]>;
     setMeta: Database.Statement<[string, number]>;
     list: Database.Statement<[string, string, number, number], Row>;
@@ -61,7 +62,7 @@ export class SqliteEngine {
     >;
     compactScan: Database.Statement<[number, number, number], Pick<Row, 'rev' | 'prev_rev' | 'deleted'>>;
     deleteRev: Database.Statement<[number]>;
-    keyHistory: Database.Statement<[string], Row>;
+    keyHistory: Database.Statement<[string, number], Row>;
   };
 
   /**
@@ -96,6 +97,10 @@ export class SqliteEngine {
     const latestPerKey = `SELECT key, MAX(rev) AS mrev FROM kv_log WHERE key >= ? AND key < ? AND rev <= ? GROUP BY key`;
     this.stmt = {
       latest: this.db.prepare(`SELECT ${cols} FROM kv_log WHERE key = ? ORDER BY rev DESC LIMIT 1`),
+      // The same seek on kv_log_key_rev, bounded: a reader sees no commit its store has not taken in.
+      latestAt: this.db.prepare(
+        `SELECT ${cols} FROM kv_log WHERE key = ? AND rev <= ? ORDER BY rev DESC LIMIT 1`,
+      ),
       insert: this.db.prepare(
         'INSERT INTO kv_log (rev, key, created, deleted, prev_rev, value) VALUES (?, ?, ?, ?, ?, ?)',
       ),
@@ -116,7 +121,9 @@ export class SqliteEngine {
         'SELECT rev, prev_rev, deleted FROM kv_log WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?',
       ),
       deleteRev: this.db.prepare('DELETE FROM kv_log WHERE rev = ?'),
-      keyHistory: this.db.prepare(`SELECT ${cols} FROM kv_log WHERE key = ? AND deleted = 0 ORDER BY rev`),
+      keyHistory: this.db.prepare(
+        `SELECT ${cols} FROM kv_log WHERE key = ? AND rev <= ? AND deleted = 0 ORDER BY rev`,
+      ),
     };
   }
 
@@ -138,8 +145,14 @@ export class SqliteEngine {
 
   // ------------------------------------------------------------------ reads
 
-  get(key: string): KeyValue | undefined {
-    const row = this.stmt.latest.get(key);
+  /**
+   * The key as of `revision`. On a reader connection the file may already hold commits newer
+   * than the revision its store reports (the write thread commits before the store takes the
+   * result in): reading at that revision never shows a write whose watch event is not out yet.
+   * Compaction keeps the row a read at or above the compacted revision needs.
+   */
+  get(key: string, revision: number): KeyValue | undefined {
+    const row = this.stmt.latestAt.get(key, revision);
     return row && !row.deleted ? toKeyValue(row) : undefined;
   }
 
@@ -170,8 +183,9 @@ export class SqliteEngine {
     });
   }
 
-  keyHistory(key: string): KeyValue[] {
-    return this.stmt.keyHistory.all(key).map(toKeyValue);
+  /** Every retained version of one key up to `revision` (see get), oldest first. */
+  keyHistory(key: string, revision: number): KeyValue[] {
+    return this.stmt.keyHistory.all(key, revision).map(toKeyValue);
   }
 
   // ------------------------------------------------------------------ writes

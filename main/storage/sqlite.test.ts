@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { storageConformance } from '../../test/storage/conformance.js';
 import { openSqliteStorage, type SqliteStorage } from './sqlite.js';
@@ -9,6 +11,13 @@ import { isStorageError } from './types.js';
 function tempDb(): { path: string; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'kubelab-sqlite-'));
   return { dir, path: join(dir, 'state.db') };
+}
+
+/** A logger whose lines the test reads. */
+function captureLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { logger, lines };
 }
 
 storageConformance('sqlite', async () => {
@@ -116,6 +125,128 @@ describe('sqlite storage', () => {
       expect(isStorageError(errors[0], 'Compacted')).toBe(true);
       expect(seen).toBeLessThan(5000);
     } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('resumes a compaction that failed (an injected SQLite error) on the next tick, and logs the failure', async () => {
+    const { dir, path } = tempDb();
+    let clock = 0;
+    const { logger, lines } = captureLogger();
+    const s = await openSqliteStorage({
+      path,
+      compactIntervalMs: 0,
+      retentionMs: 1000,
+      now: () => clock,
+      logger,
+    });
+    // What the timer does every interval; settles when the round has ended, failed or not.
+    const tick = async () => {
+      await (s as unknown as { compactOnTimer(): Promise<void> | void }).compactOnTimer();
+      await (s as unknown as { compacting: Promise<void> }).compacting.catch(() => undefined);
+    };
+    // A real SQLite error inside compaction, as a full disk would give: another connection
+    // adds a trigger that makes every row deletion fail (writes, which only insert, go on).
+    const fault = new Database(path);
+    const arm = () =>
+      fault.exec(
+        "CREATE TRIGGER injected_fault BEFORE DELETE ON kv_log BEGIN SELECT RAISE(ABORT, 'injected: database or disk is full'); END",
+      );
+    const disarm = () => fault.exec('DROP TRIGGER injected_fault');
+    const revs = new Map<string, number>();
+    const churn = async () => {
+      for (let round = 0; round < 10; round++) {
+        await Promise.all(
+          Array.from({ length: 50 }, async (_, i) => {
+            const key = `/leases/n${i}`;
+            const rev = revs.get(key);
+            const kv =
+              rev === undefined ? await s.create(key, `r${round}`) : await s.update(key, `r${round}`, rev);
+            revs.set(key, kv.modRevision);
+          }),
+        );
+      }
+    };
+    const failures = () => lines.filter((l) => l.level === 40 && String(l.msg).includes('compacting'));
+    try {
+      await churn();
+      expect((await s.stats()).rows).toBe(500);
+      await tick(); // the first sample: nothing is old enough yet
+      arm();
+      clock += 2000;
+      await tick(); // everything written is now older than the retention: this round fails
+      expect(failures()).toHaveLength(1);
+      expect(failures()[0].err).toMatch(/injected/);
+      expect((await s.stats()).rows).toBe(500);
+
+      disarm();
+      clock += 500;
+      await tick(); // nothing new is due, but the failed round's work is left: resumed
+      expect((await s.stats()).rows).toBe(50);
+
+      // Again, with newer writes arriving before the retry: the failed range is not skipped.
+      arm();
+      await churn();
+      clock += 2000;
+      await tick();
+      clock += 2000;
+      await tick();
+      expect(failures()).toHaveLength(2);
+      disarm();
+      await churn();
+      clock += 2000;
+      await tick();
+      clock += 2000;
+      await tick();
+      expect(failures()).toHaveLength(2);
+      expect((await s.stats()).rows).toBe(50);
+      expect(await s.compactedRevision()).toBe(await s.currentRevision());
+      const listed = await s.list('/leases/');
+      expect(listed.items).toHaveLength(50);
+      expect(listed.items.every((kv) => kv.value === 'r9')).toBe(true);
+    } finally {
+      fault.close();
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('never reads a write ahead of the revision it reports, while a commit is not taken in yet', async () => {
+    const { dir, path } = tempDb();
+    const s = await openSqliteStorage({ path, compactIntervalMs: 0 });
+    const spy = new Database(path);
+    const committed = spy.prepare('SELECT MAX(rev) AS r FROM kv_log').pluck();
+    try {
+      const first = await s.create('/r/k', 'v1');
+      const events: number[] = [];
+      s.watch('/r/', first.modRevision, {
+        onEvents: (e) => events.push(...e.map((x) => x.revision)),
+        onError: () => undefined,
+      });
+      const writing = s.update('/r/k', 'v2', first.modRevision);
+      // The group commit hands the batch to the write thread on this turn.
+      await new Promise((r) => setImmediate(r));
+      // Hold this thread (as a long GC pause or a busy GUI turn would) until the write thread
+      // has committed: its answer then waits in the queue, not yet taken in by the store.
+      const deadline = Date.now() + 10_000;
+      while ((committed.get() as number) <= first.modRevision) {
+        if (Date.now() > deadline) throw new Error('the write thread did not commit within 10 s');
+      }
+      const got = await s.get('/r/k');
+      const revision = await s.currentRevision();
+      const listed = await s.list('/r/');
+      expect(got?.modRevision).toBeLessThanOrEqual(revision);
+      expect(events.every((rev) => rev <= revision)).toBe(true);
+      // A GET then a consistent LIST never goes back in time.
+      expect(listed.items[0].modRevision).toBeGreaterThanOrEqual(got!.modRevision);
+      expect(listed.items[0].value).toBe(got?.value);
+      // Once taken in, the write is visible everywhere at once.
+      const written = await writing;
+      expect(await s.get('/r/k')).toEqual(written);
+      expect(await s.currentRevision()).toBe(written.modRevision);
+    } finally {
+      spy.close();
       await s.close();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -3,14 +3,19 @@
  * revision log (see sqlite-engine.ts). Writes are grouped (group commit): while one batch is
  * being committed — in a worker thread, so its fsync never blocks the event loop — the next
  * batch fills; each caller is acknowledged only after its batch committed. Reads use a
- * connection of their own on this thread. In-memory stores (NodeMetrics) run inline.
+ * connection of their own on this thread, at the revision this thread has taken in: the file
+ * can be ahead of it (a commit whose answer from the write thread is not processed yet), and a
+ * read must never show a write that `currentRevision()`, lists and watches do not show yet.
+ * In-memory stores (NodeMetrics) run inline.
  *
  * History replay and compaction run in small chunks, so neither blocks writers or the GUI.
+ * A compaction that fails (a full disk, a locked file) is logged and resumed by the next tick.
  */
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { nextTurn } from '../../client/util/nextturn.js';
+import { createLogger, type Logger } from '../logging.js';
 import { takeLock } from './lockfile.js';
 import { SqliteEngine, type EngineState, type Outcome, type Stats, type WriteOp } from './sqlite-engine.js';
 import {
@@ -38,6 +43,8 @@ export interface SqliteStorageOptions {
   now?: () => number;
   /** Commit in this thread even for a file (default: a worker thread for files). */
   inline?: boolean;
+  /** Where failed compactions are reported (default: a logger on stderr, made when needed). */
+  logger?: Logger;
 }
 
 /** Where writes go: the engine itself (inline) or the worker holding the write connection. */
@@ -212,7 +219,18 @@ export class SqliteStorage implements Storage {
   private readonly now: () => number;
   private readonly retentionMs: number;
   private compactTimer: NodeJS.Timeout | undefined;
+  /** The last compaction round, settled or not: rounds run one after another. */
   private compacting: Promise<void> = Promise.resolve();
+  /**
+   * Superseded rows at or below this revision are gone. It trails `compactRev` while a round
+   * runs, and after a round failed: the next round resumes from here, so no range is skipped.
+   */
+  private compactProgress: number;
+  /** The compacted revision the file records (a crash resumes the compaction up to it). */
+  private compactRevPersisted: number;
+  /** Rows were dropped and the freed pages and the WAL are still to be given back. */
+  private tidyPending = false;
+  private logger: Logger | undefined;
   /** (time, revision) samples: compaction keeps everything newer than `retentionMs`. */
   private readonly samples: Array<{ at: number; rev: number }> = [];
 
@@ -228,10 +246,16 @@ export class SqliteStorage implements Storage {
     this.retentionMs = options.retentionMs ?? 5 * 60_000;
     this.revision = state.revision;
     this.compactRev = state.compactRev;
+    this.compactRevPersisted = state.compactRev;
+    this.compactProgress = Math.min(state.compactProgress, state.compactRev);
+    this.logger = options.logger;
     this.samples.push({ at: this.now(), rev: this.revision });
-    // A compaction interrupted by a crash resumes where it stopped.
-    if (state.compactProgress < this.compactRev)
-      this.compacting = this.runCompaction(state.compactProgress, this.compactRev);
+    // A compaction interrupted by a crash resumes where it stopped (and, should that fail,
+    // on the next tick).
+    if (this.compactProgress < this.compactRev)
+      void this.compactRound(this.compactRev).catch((err: unknown) =>
+        this.compactionFailed(err, this.compactRev),
+      );
     const interval = options.compactIntervalMs ?? 60_000;
     if (interval > 0) {
       this.compactTimer = setInterval(() => this.compactOnTimer(), interval);
@@ -278,7 +302,7 @@ export class SqliteStorage implements Storage {
 
   async get(key: string): Promise<KeyValue | undefined> {
     this.assertOpen();
-    return this.reader.get(key);
+    return this.reader.get(key, this.revision);
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
@@ -299,7 +323,7 @@ export class SqliteStorage implements Storage {
 
   async keyHistory(key: string): Promise<KeyValue[]> {
     this.assertOpen();
-    return this.reader.keyHistory(key);
+    return this.reader.keyHistory(key, this.revision);
   }
 
   async currentRevision(): Promise<number> {
@@ -437,43 +461,76 @@ export class SqliteStorage implements Storage {
 
   // ------------------------------------------------------------------ compaction
 
-  async compact(revision: number): Promise<void> {
+  /** Rejects when the round fails; the work left is resumed by the next round (or tick). */
+  compact(revision: number): Promise<void> {
     this.assertOpen();
-    await this.compacting;
-    const target = Math.min(revision, this.revision);
-    if (target <= this.compactRev) return;
-    const from = this.compactRev;
-    // Readers see the new floor before any row disappears.
-    this.compactRev = target;
-    await this.writer.setMeta('compact_rev', target);
-    this.compacting = this.runCompaction(from, target);
-    await this.compacting;
+    return this.compactRound(revision);
   }
 
-  /** Removes superseded rows in small transactions; writers run between the chunks. */
-  private async runCompaction(from: number, target: number): Promise<void> {
-    let cursor = from;
-    while (!this.closed) {
-      const chunk = await this.writer.compactChunk(cursor, target);
-      cursor = chunk.cursor;
+  /** Queues a round behind the one running: two rounds never delete rows side by side. */
+  private compactRound(revision: number): Promise<void> {
+    // A failed round is no reason to refuse this one: this one resumes its work.
+    const round = this.compacting.catch(() => undefined).then(() => this.runCompaction(revision));
+    this.compacting = round;
+    return round;
+  }
+
+  /** Removes superseded rows up to the target in small transactions; writers run between them. */
+  private async runCompaction(revision: number): Promise<void> {
+    if (this.closed) return;
+    const target = Math.min(revision, this.revision);
+    // Readers see the new floor before any row disappears.
+    if (target > this.compactRev) this.compactRev = target;
+    if (this.compactRevPersisted < this.compactRev) {
+      // Recorded before any row goes, so a restart never offers a revision it no longer has.
+      const floor = this.compactRev;
+      await this.writer.setMeta('compact_rev', floor);
+      this.compactRevPersisted = Math.max(this.compactRevPersisted, floor);
+    }
+    while (!this.closed && this.compactProgress < this.compactRevPersisted) {
+      const chunk = await this.writer.compactChunk(this.compactProgress, this.compactRevPersisted);
+      this.compactProgress = chunk.cursor;
+      this.tidyPending = true;
       if (chunk.done) break;
       await nextTurn();
     }
-    if (!this.closed) await this.writer.tidy();
+    if (!this.closed && this.tidyPending) {
+      await this.writer.tidy();
+      this.tidyPending = false;
+    }
   }
 
-  private compactOnTimer(): void {
+  /** Settles when the round has ended, failed or not (tests await it). */
+  private compactOnTimer(): Promise<void> {
     const now = this.now();
     this.samples.push({ at: now, rev: this.revision });
     let target = 0;
     while (this.samples.length > 1 && this.samples[0].at <= now - this.retentionMs) {
       target = this.samples.shift()!.rev;
     }
-    if (target > this.compactRev) {
-      this.compact(target).catch(() => {
-        // A failed compaction is retried on the next tick; the log only grows meanwhile.
-      });
-    }
+    // Also when nothing new is due: a round that failed left work behind.
+    const unfinished = this.compactProgress < this.compactRev || this.tidyPending;
+    if (this.closed || (target <= this.compactRev && !unfinished)) return Promise.resolve();
+    const goal = Math.max(target, this.compactRev);
+    return this.compactRound(goal).catch((err: unknown) => this.compactionFailed(err, goal));
+  }
+
+  private compactionFailed(err: unknown, target: number): void {
+    if (this.closed) return;
+    this.log().warn(
+      {
+        err: err instanceof Error ? err.message : String(err),
+        target,
+        compactedRevision: this.compactRev,
+        doneUpTo: this.compactProgress,
+      },
+      "compacting the store's history failed; the next compaction tick resumes it (check free disk space and file permissions)",
+    );
+  }
+
+  private log(): Logger {
+    this.logger ??= createLogger().child({ component: 'storage' });
+    return this.logger;
   }
 
   // ------------------------------------------------------------------ lifecycle

@@ -8,6 +8,8 @@
  * StorageError code 'Compacted'.
  */
 
+import type { Registry } from 'prom-client';
+
 export interface KeyValue {
   key: string;
   value: string;
@@ -87,6 +89,8 @@ export interface Storage {
   compact(revision: number): Promise<void>;
   /** Every retained version of one key, oldest first (backends that keep history in reach). */
   keyHistory?(key: string): Promise<KeyValue[]>;
+  /** Registers the backend's own metrics (etcd: its compactions), where it has any. */
+  registerMetrics?(registry: Registry): void;
   /** Flushes pending writes, stops timers and watches, releases the backend. */
   close(): Promise<void>;
 }

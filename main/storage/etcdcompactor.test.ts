@@ -1,0 +1,184 @@
+/**
+ * etcd's history is compacted as kube-apiserver compacts it: every 5 minutes, to the revision
+ * of the previous round, with replicas taking turns on compact_rev_key. A real etcd per test,
+ * so compact_rev_key starts unset; time is a FakeClock.
+ */
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../client/util/clock.js';
+import { startEtcd, type EtcdServer } from '../../test/support/etcd.js';
+import { openEtcdStorage, type EtcdStorage } from './etcd.js';
+import { EtcdCompactor, type CompactionBackend } from './etcdcompactor.js';
+import { isStorageError } from './types.js';
+
+const INTERVAL = 5 * 60_000;
+
+let etcd: EtcdServer;
+beforeEach(async () => {
+  etcd = await startEtcd();
+});
+afterEach(async () => {
+  await etcd?.stop();
+});
+
+function captureLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return {
+    logger,
+    lines,
+    compactions: () => lines.filter((l) => l.msg === "compacted etcd's history"),
+    failures: () => lines.filter((l) => Number(l.level) >= 40),
+  };
+}
+
+function open(clock: FakeClock, logger: pino.Logger, compactionIntervalMs?: number): Promise<EtcdStorage> {
+  return openEtcdStorage({
+    endpoints: [etcd.endpoint],
+    prefix: '/kubelab',
+    clock,
+    logger,
+    compactionIntervalMs,
+  });
+}
+
+/** One compaction interval passes; waits until each store's round has ended. */
+async function interval(clock: FakeClock, ...stores: EtcdStorage[]): Promise<void> {
+  clock.advance(INTERVAL);
+  await Promise.all(stores.map((s) => s.compaction?.idle()));
+}
+
+async function compactedError(p: Promise<unknown>): Promise<boolean> {
+  try {
+    await p;
+    return false;
+  } catch (err) {
+    return isStorageError(err, 'Compacted');
+  }
+}
+
+describe('etcd compaction', () => {
+  it('compacts every 5 minutes to the revision seen the round before, logs it, and stops on close', async () => {
+    const clock = new FakeClock();
+    const log = captureLogger();
+    const s = await open(clock, log.logger);
+    try {
+      const a = await s.create('/k', 'one');
+      clock.advance(INTERVAL - 1);
+      await s.compaction?.idle();
+      expect(log.lines).toEqual([]);
+      clock.advance(1);
+      await s.compaction?.idle();
+      // The first round only notes where history starts.
+      const noted = await s.currentRevision();
+      expect(await s.compactedRevision()).toBe(0);
+      const b = await s.update('/k', 'two', a.modRevision);
+      expect((await s.list('/', { revision: a.modRevision })).items[0].value).toBe('one');
+
+      await interval(clock, s);
+      expect(await s.compactedRevision()).toBe(noted);
+      expect(await compactedError(s.list('/', { revision: a.modRevision }))).toBe(true);
+      expect((await s.list('/', { revision: noted })).items[0].value).toBe('one');
+      expect((await s.list('/')).items[0]).toMatchObject({ value: 'two', modRevision: b.modRevision });
+      expect(log.compactions()).toEqual([expect.objectContaining({ revision: noted, level: 30 })]);
+
+      // The next round compacts to what the previous round saw: b and the round's own write.
+      const seen = await s.currentRevision();
+      await interval(clock, s);
+      expect(await s.compactedRevision()).toBe(seen);
+      expect(log.compactions().map((l) => l.revision)).toEqual([noted, seen]);
+      expect(log.failures()).toEqual([]);
+
+      const registry = new Registry();
+      s.registerMetrics(registry);
+      const text = await registry.metrics();
+      expect(text).toContain('kubelab_etcd_compactions_total{result="succeeded"} 2');
+      expect(text).toContain(`kubelab_etcd_compacted_revision ${seen}`);
+    } finally {
+      await s.close();
+    }
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('replicas take turns: one compaction per round, and another takes over when that one stops', async () => {
+    const clock = new FakeClock();
+    const logs = [captureLogger(), captureLogger()];
+    const stores = [await open(clock, logs[0].logger), await open(clock, logs[1].logger)];
+    const counts = () => logs.map((l) => l.compactions().length);
+    const closed = new Set<EtcdStorage>();
+    try {
+      let kv = await stores[0].create('/k', '0');
+      let lastWinner = -1;
+      for (let round = 1; round <= 4; round++) {
+        kv = await stores[round % 2].update('/k', String(round), kv.modRevision);
+        const before = counts();
+        await interval(clock, ...stores);
+        const after = counts();
+        const compacted = [after[0] - before[0], after[1] - before[1]];
+        // Round 1 takes the first turn without compacting; every later round compacts once.
+        expect(compacted[0] + compacted[1]).toBe(round === 1 ? 0 : 1);
+        if (round > 1) lastWinner = compacted[0] === 1 ? 0 : 1;
+      }
+      expect(logs.flatMap((l) => l.failures())).toEqual([]);
+
+      // The replica that compacted last goes away: the other compacts at its next round.
+      const survivor = stores[1 - lastWinner];
+      await stores[lastWinner].close();
+      closed.add(stores[lastWinner]);
+      const beforeTakeover = await survivor.currentRevision();
+      const before = logs[1 - lastWinner].compactions().length;
+      await interval(clock, survivor);
+      expect(logs[1 - lastWinner].compactions()).toHaveLength(before + 1);
+      expect(await survivor.compactedRevision()).toBe(beforeTakeover);
+    } finally {
+      for (const s of stores) if (!closed.has(s)) await s.close();
+    }
+  });
+
+  it('logs a failed round and compacts at the next one', async () => {
+    // Fault injection through the compactor's seam: etcd refuses once, then answers.
+    const clock = new FakeClock();
+    const log = captureLogger();
+    const s = await open(clock, log.logger, 0);
+    let failNext: 'claim' | 'compact' | undefined;
+    const backend: CompactionBackend = {
+      claimCompaction: (v, r) =>
+        failNext === 'claim'
+          ? Promise.reject(new Error('injected: etcd unreachable'))
+          : s.claimCompaction(v, r),
+      compact: (r) =>
+        failNext === 'compact' ? Promise.reject(new Error('injected: etcd unreachable')) : s.compact(r),
+    };
+    const compactor = new EtcdCompactor(backend, { intervalMs: INTERVAL, clock, logger: log.logger });
+    compactor.start();
+    const round = async () => {
+      clock.advance(INTERVAL);
+      await compactor.idle();
+    };
+    try {
+      await s.create('/k', 'one');
+      await round(); // takes the first turn
+      failNext = 'compact';
+      await round(); // its turn, but the compaction fails
+      expect(log.failures()).toHaveLength(1);
+      expect(log.failures()[0].err).toMatch(/injected/);
+      failNext = 'claim';
+      await round(); // cannot even take a turn
+      expect(log.failures()).toHaveLength(2);
+      failNext = undefined;
+      const seen = await s.currentRevision();
+      await round(); // the turn is taken again, compacting to the revision seen last time
+      expect(log.compactions()).toHaveLength(1);
+      expect(await s.compactedRevision()).toBeGreaterThan(0);
+      expect(await s.compactedRevision()).toBeLessThanOrEqual(seen);
+      await round();
+      expect(await s.compactedRevision()).toBe(seen + 1);
+      expect(log.failures()).toHaveLength(2);
+    } finally {
+      compactor.stop();
+      await s.close();
+    }
+    expect(clock.pendingTimers()).toBe(0);
+  });
+});

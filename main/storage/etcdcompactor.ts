@@ -1,0 +1,189 @@
+/**
+ * Compacts etcd's history as the Kubernetes apiserver does (k8s.io/apiserver, storage/etcd3/
+ * compact.go). etcd keeps every revision unless told otherwise (its --auto-compaction is off by
+ * default), so every lease renewal and status write would stay until the backend quota is
+ * reached and every write fails with NOSPACE.
+ *
+ * Every interval (5 minutes) a round compacts to the revision seen in the previous round, so
+ * about one interval of history stays for watchers that resume. Several control planes may
+ * share one etcd; they take turns through a compare-and-swap on the version of the key
+ * `compact_rev_key` (kube-apiserver's key and protocol, so kubelab and a kube-apiserver on the
+ * same etcd take turns too): a replica whose last known version is still current bumps it
+ * and compacts; the others learn the new version and try again next round. When the replica
+ * that compacts goes away, another one takes over within two intervals. etcd's compaction is
+ * idempotent, so a round that races one anyway costs a request, nothing more.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Clock, TimerHandle } from '../../client/util/clock.js';
+import { createLogger, type Logger } from '../logging.js';
+
+/** The key of the turn-taking, outside any prefix: compaction is global to the etcd cluster. */
+export const COMPACT_REV_KEY = 'compact_rev_key';
+
+/** kube-apiserver's --etcd-compaction-interval default. */
+export const DEFAULT_COMPACTION_INTERVAL_MS = 5 * 60_000;
+
+/** The outcome of the compare-and-swap on compact_rev_key. */
+export interface CompactionClaim {
+  /** This replica compacts this round. */
+  claimed: boolean;
+  /** compact_rev_key's version after the transaction (the logical time of the turn-taking). */
+  version: number;
+  /** etcd's revision at the transaction: the next round compacts to it. */
+  revision: number;
+  /** When not claimed: the revision the replica whose turn it was recorded (it compacts there). */
+  recorded?: number;
+}
+
+/** What the compactor needs of the store (EtcdStorage). */
+export interface CompactionBackend {
+  /**
+   * If compact_rev_key's version equals `expectVersion`, records `revision` in it (which bumps
+   * its version); otherwise reads it.
+   */
+  claimCompaction(expectVersion: number, revision: number): Promise<CompactionClaim>;
+  /** Compacts etcd's history below `revision`; already compacted is success. */
+  compact(revision: number): Promise<void>;
+}
+
+export interface EtcdCompactorOptions {
+  intervalMs: number;
+  clock: Clock;
+  /** Default: a logger on stderr, made when there is something to say. */
+  logger?: Logger;
+}
+
+export class EtcdCompactor {
+  /** compact_rev_key's version as last seen: whose turn it is (kube-apiserver's "compact time"). */
+  private version = 0;
+  /** etcd's revision seen in the previous round; 0 before the first round. */
+  private seen = 0;
+  private timer: TimerHandle | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private logger: Logger | undefined;
+  private knownCompacted = 0;
+  private readonly compactions = new Counter({
+    name: 'kubelab_etcd_compactions_total',
+    help: "Compactions of etcd's history this control plane ran, by result (succeeded or failed)",
+    labelNames: ['result'],
+    registers: [],
+  });
+  private readonly compactedGauge = new Gauge({
+    name: 'kubelab_etcd_compacted_revision',
+    help: "The revision etcd's history was last compacted to, by this control plane or another",
+    registers: [],
+  });
+
+  constructor(
+    private readonly backend: CompactionBackend,
+    private readonly options: EtcdCompactorOptions,
+  ) {
+    this.logger = options.logger;
+  }
+
+  /** The first round runs one interval after start (like kube-apiserver's). */
+  start(): void {
+    if (this.options.intervalMs > 0) this.schedule();
+  }
+
+  /**
+   * Stops the rounds. A round in flight is not waited for: closing the client ends it, and
+   * what it leaves undone the next control plane's rounds do.
+   */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) this.options.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Settles when no round is running (tests move the clock, then await this). */
+  idle(): Promise<void> {
+    return this.running ?? Promise.resolve();
+  }
+
+  /** The last revision known to be compacted (0 before any). */
+  get compactedRevision(): number {
+    return this.knownCompacted;
+  }
+
+  registerMetrics(registry: Registry): void {
+    if (!registry.getSingleMetric('kubelab_etcd_compactions_total'))
+      registry.registerMetric(this.compactions);
+    if (!registry.getSingleMetric('kubelab_etcd_compacted_revision'))
+      registry.registerMetric(this.compactedGauge);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = this.options.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.round().finally(() => {
+        this.running = undefined;
+        this.schedule();
+      });
+    }, this.options.intervalMs);
+  }
+
+  /** One round; never throws: a failure is logged and the next round tries again. */
+  private async round(): Promise<void> {
+    let claim: CompactionClaim;
+    try {
+      claim = await this.backend.claimCompaction(this.version, this.seen);
+    } catch (err) {
+      // Nothing learnt: the next round repeats the same compare-and-swap (if this one was
+      // applied after all, that one fails and learns the new version).
+      this.failed(err, 'could not take a turn on compact_rev_key');
+      return;
+    }
+    const target = this.seen;
+    this.version = claim.version;
+    this.seen = claim.revision;
+    if (!claim.claimed) {
+      if (claim.recorded !== undefined) this.noteCompacted(claim.recorded);
+      this.log().debug(
+        { version: claim.version, recorded: claim.recorded },
+        'another control plane compacts etcd this round',
+      );
+      return;
+    }
+    // The first turn only notes where history starts (kube-apiserver does not compact at
+    // start-up either): the next one compacts to it.
+    if (target === 0) return;
+    const started = this.options.clock.now();
+    try {
+      await this.backend.compact(target);
+    } catch (err) {
+      // The turn is taken: the next round claims the next one and compacts further.
+      this.failed(err, `could not compact to revision ${target}`);
+      return;
+    }
+    this.noteCompacted(target);
+    this.compactions.inc({ result: 'succeeded' });
+    this.log().info(
+      { revision: target, currentRevision: claim.revision, durationMs: this.options.clock.now() - started },
+      "compacted etcd's history",
+    );
+  }
+
+  private noteCompacted(revision: number): void {
+    if (revision <= this.knownCompacted) return;
+    this.knownCompacted = revision;
+    this.compactedGauge.set(revision);
+  }
+
+  private failed(err: unknown, what: string): void {
+    // After stop() the client is closing under the round: not a failure worth reporting.
+    if (this.stopped) return;
+    this.compactions.inc({ result: 'failed' });
+    this.log().warn(
+      { err: err instanceof Error ? err.message : String(err), nextAttemptInMs: this.options.intervalMs },
+      `etcd compaction: ${what}; trying again next round (while it fails, etcd's history grows toward its --quota-backend-bytes)`,
+    );
+  }
+
+  private log(): Logger {
+    this.logger ??= createLogger().child({ component: 'etcd-compactor' });
+    return this.logger;
+  }
+}
