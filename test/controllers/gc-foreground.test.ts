@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KINDS } from '../../client/api/kinds.js';
-import type { DaemonSet, KindName, KubeObject, Node, OwnerReference, Pod } from '../../client/api/types.js';
+import type { DaemonSet, KubeObject, Node, OwnerReference, Pod } from '../../client/api/types.js';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
 import type { Client } from '../../client/client.js';
 import { EventRecorder } from '../../client/events/recorder.js';
@@ -18,6 +18,7 @@ import { GarbageCollector } from '../../main/controllers/gc/controller.js';
 import { silentLogger } from '../../main/logging.js';
 import { startTestApiServer, type TestApiServer } from '../support/apiserver.js';
 import { eventually } from '../support/wait.js';
+import { settleController } from '../support/settle.js';
 
 /** Each outcome comes within a second here; a generous limit still fails before the test does. */
 const WAIT_MS = 15_000;
@@ -132,33 +133,16 @@ const gcEvents = async (namespace: string) =>
 
 // --- waiting for the collector ------------------------------------------------------------
 
-/** Waits until the collector is idle, its events are written and its caches hold what the API holds. */
-async function settle(): Promise<void> {
-  for (let round = 0; round < 200; round++) {
-    await gc.idle();
-    await recorder.flush();
-    if (await cachesCaughtUp()) {
-      await gc.idle();
-      if (await cachesCaughtUp()) return;
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error('the garbage collector did not settle');
-}
-
-async function cachesCaughtUp(): Promise<boolean> {
-  const kinds = KINDS.map((k) => k.kind).filter((k): k is KindName => k !== 'Event' && k !== 'NodeMetrics');
-  for (const kind of kinds) {
-    const { items } = await c.list(kind);
-    const informer = factory.informerFor(kind);
-    if (informer.list().length !== items.length) return false;
-    for (const o of items as KubeObject[]) {
-      const cached = informer.get(o.metadata!.name!, o.metadata!.namespace);
-      if (cached?.metadata?.resourceVersion !== o.metadata!.resourceVersion) return false;
-    }
-  }
-  return true;
-}
+/** Waits until the controller is idle, its events are written and its caches hold what the API holds. */
+const settle = () =>
+  settleController({
+    name: 'garbage collector',
+    idle: () => gc.idle(),
+    flush: () => recorder.flush(),
+    client: c,
+    factory,
+    kinds: KINDS.map((k) => k.kind).filter((k) => k !== 'Event' && k !== 'NodeMetrics'),
+  });
 
 // --- the tests ----------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
  * the API would see — which pods are left, and how the last of them looked.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { KubeObject, Node, Pod } from '../../client/api/types.js';
+import type { Node, Pod } from '../../client/api/types.js';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
 import type { Client } from '../../client/client.js';
 import { EventRecorder } from '../../client/events/recorder.js';
@@ -13,6 +13,7 @@ import type { PodGCConfig } from '../../main/controllers/podgc/config.js';
 import { PodGCController } from '../../main/controllers/podgc/controller.js';
 import { silentLogger } from '../../main/logging.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
+import { settleController } from '../support/settle.js';
 
 const QUARANTINE_S = 40;
 
@@ -96,31 +97,15 @@ async function nextSecond(): Promise<void> {
 
 // --- moving time --------------------------------------------------------------------------
 
-/** Waits until the controller is idle and its caches hold what the API holds. */
-async function settle(): Promise<void> {
-  for (let round = 0; round < 200; round++) {
-    await podgc.idle();
-    if (await cachesCaughtUp()) {
-      await podgc.idle();
-      if (await cachesCaughtUp()) return;
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error('the pod garbage collector did not settle');
-}
-
-async function cachesCaughtUp(): Promise<boolean> {
-  for (const kind of ['Node', 'Pod'] as const) {
-    const { items } = await c.list(kind);
-    const informer = factory.informerFor(kind);
-    if (informer.list().length !== items.length) return false;
-    for (const o of items as KubeObject[]) {
-      const cached = informer.get(o.metadata!.name!, o.metadata!.namespace);
-      if (cached?.metadata?.resourceVersion !== o.metadata!.resourceVersion) return false;
-    }
-  }
-  return true;
-}
+/** Waits until the controller is idle, its events are written and its caches hold what the API holds. */
+const settle = () =>
+  settleController({
+    name: 'pod garbage collector',
+    idle: () => podgc.idle(),
+    client: c,
+    factory,
+    kinds: ['Node', 'Pod'],
+  });
 
 async function pass(seconds: number): Promise<void> {
   for (let s = 0; s < seconds; s++) {

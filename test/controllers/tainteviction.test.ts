@@ -6,7 +6,7 @@
  * matching toleration of each taint counts, and deleting a Node cancels nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { KubeObject, Node, Pod, Taint, Toleration } from '../../client/api/types.js';
+import type { Node, Pod, Taint, Toleration } from '../../client/api/types.js';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
 import type { Client } from '../../client/client.js';
 import { EventRecorder } from '../../client/events/recorder.js';
@@ -15,6 +15,7 @@ import { clone } from '../../client/util/objects.js';
 import { TaintEvictionController } from '../../main/controllers/tainteviction/controller.js';
 import { silentLogger } from '../../main/logging.js';
 import { startTestApiServer, type TestApiServer } from '../support/apiserver.js';
+import { settleController } from '../support/settle.js';
 
 const GPU: Taint = { key: 'dedicated', value: 'gpu', effect: 'NoExecute' };
 const MAINTENANCE: Taint = { key: 'maintenance', effect: 'NoExecute' };
@@ -108,31 +109,15 @@ const events = async () =>
 // --- moving time --------------------------------------------------------------------------
 
 /** Waits until the controller is idle, its events are written and its caches hold what the API holds. */
-async function settle(): Promise<void> {
-  for (let round = 0; round < 200; round++) {
-    await controller.idle();
-    await recorder.flush();
-    if (await cachesCaughtUp()) {
-      await controller.idle();
-      if (await cachesCaughtUp()) return;
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error('the taint eviction controller did not settle');
-}
-
-async function cachesCaughtUp(): Promise<boolean> {
-  for (const kind of ['Node', 'Pod'] as const) {
-    const { items } = await c.list(kind);
-    const informer = factory.informerFor(kind);
-    if (informer.list().length !== items.length) return false;
-    for (const o of items as KubeObject[]) {
-      const cached = informer.get(o.metadata!.name!, o.metadata!.namespace);
-      if (cached?.metadata?.resourceVersion !== o.metadata!.resourceVersion) return false;
-    }
-  }
-  return true;
-}
+const settle = () =>
+  settleController({
+    name: 'taint eviction controller',
+    idle: () => controller.idle(),
+    flush: () => recorder.flush(),
+    client: c,
+    factory,
+    kinds: ['Node', 'Pod'],
+  });
 
 /** Moves the fake clock `seconds` on (due evictions fire on the way) and lets the controller act. */
 async function pass(seconds: number): Promise<void> {
