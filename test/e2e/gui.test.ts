@@ -165,7 +165,12 @@ it('Add node: warns that a loopback-only server is out of reach, fits 1,280 px, 
   expect(warning).toContain(`kubelab server --listen 0.0.0.0:${t.cp.port}`);
   expect(warning).toContain('--tls-san');
   await page.click('[data-testid="new-token"]');
-  const lines = await page.locator('[data-testid="join-commands"] code').allInnerTexts();
+  // The token is minted by the control plane: the commands appear when it answers.
+  const commands = page.locator('[data-testid="join-commands"] code');
+  await expect
+    .poll(async () => (await commands.allInnerTexts()).some((l) => l.includes('kubelab-agent --server')))
+    .toBe(true);
+  const lines = await commands.allInnerTexts();
   // No LAN address that the server does not answer on: the address it listens on.
   for (const line of lines) expect(line).toContain(`https://127.0.0.1:${t.cp.port}`);
   // The agent takes the token from its environment, where `ps` does not show it.
