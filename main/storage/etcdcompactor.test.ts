@@ -3,6 +3,7 @@
  * of the previous round, with replicas taking turns on compact_rev_key. A real etcd per test,
  * so compact_rev_key starts unset; time is a FakeClock.
  */
+import { Etcd3 } from 'etcd3';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -59,34 +60,33 @@ async function compactedError(p: Promise<unknown>): Promise<boolean> {
 }
 
 describe('etcd compaction', () => {
-  it('compacts every 5 minutes to the revision seen the round before, logs it, and stops on close', async () => {
+  it('takes its first turn at start, then compacts every 5 minutes to the revision seen the round before, logs it, and stops on close', async () => {
     const clock = new FakeClock();
     const log = captureLogger();
     const s = await open(clock, log.logger);
     try {
+      // The first turn is taken at start and only notes where history starts.
+      await s.compaction?.idle();
+      const noted = await s.currentRevision();
+      expect(await s.compactedRevision()).toBe(0);
       const a = await s.create('/k', 'one');
+      const b = await s.update('/k', 'two', a.modRevision);
       clock.advance(INTERVAL - 1);
       await s.compaction?.idle();
       expect(log.lines).toEqual([]);
       clock.advance(1);
       await s.compaction?.idle();
-      // The first round only notes where history starts.
-      const noted = await s.currentRevision();
-      expect(await s.compactedRevision()).toBe(0);
-      const b = await s.update('/k', 'two', a.modRevision);
-      expect((await s.list('/', { revision: a.modRevision })).items[0].value).toBe('one');
-
-      await interval(clock, s);
       expect(await s.compactedRevision()).toBe(noted);
-      expect(await compactedError(s.list('/', { revision: a.modRevision }))).toBe(true);
-      expect((await s.list('/', { revision: noted })).items[0].value).toBe('one');
-      expect((await s.list('/')).items[0]).toMatchObject({ value: 'two', modRevision: b.modRevision });
+      expect((await s.list('/', { revision: a.modRevision })).items[0].value).toBe('one');
       expect(log.compactions()).toEqual([expect.objectContaining({ revision: noted, level: 30 })]);
 
-      // The next round compacts to what the previous round saw: b and the round's own write.
+      // The next round compacts to what the previous round saw: a, b and the round's own write.
       const seen = await s.currentRevision();
       await interval(clock, s);
       expect(await s.compactedRevision()).toBe(seen);
+      expect(await compactedError(s.list('/', { revision: a.modRevision }))).toBe(true);
+      expect((await s.list('/', { revision: seen })).items[0].value).toBe('two');
+      expect((await s.list('/')).items[0]).toMatchObject({ value: 'two', modRevision: b.modRevision });
       expect(log.compactions().map((l) => l.revision)).toEqual([noted, seen]);
       expect(log.failures()).toEqual([]);
 
@@ -105,6 +105,8 @@ describe('etcd compaction', () => {
     const clock = new FakeClock();
     const logs = [captureLogger(), captureLogger()];
     const stores = [await open(clock, logs[0].logger), await open(clock, logs[1].logger)];
+    // The first opens and takes the first turn; the second finds that turn and follows it.
+    await Promise.all(stores.map((s) => s.compaction?.idle()));
     const counts = () => logs.map((l) => l.compactions().length);
     const closed = new Set<EtcdStorage>();
     try {
@@ -116,9 +118,9 @@ describe('etcd compaction', () => {
         await interval(clock, ...stores);
         const after = counts();
         const compacted = [after[0] - before[0], after[1] - before[1]];
-        // Round 1 takes the first turn without compacting; every later round compacts once.
-        expect(compacted[0] + compacted[1]).toBe(round === 1 ? 0 : 1);
-        if (round > 1) lastWinner = compacted[0] === 1 ? 0 : 1;
+        // The first turn (at start) compacted nothing; every round compacts once.
+        expect(compacted[0] + compacted[1]).toBe(1);
+        lastWinner = compacted[0] === 1 ? 0 : 1;
       }
       expect(logs.flatMap((l) => l.failures())).toEqual([]);
 
@@ -143,22 +145,23 @@ describe('etcd compaction', () => {
     const s = await open(clock, log.logger, 0);
     let failNext: 'claim' | 'compact' | undefined;
     const backend: CompactionBackend = {
-      claimCompaction: (v, r) =>
+      claimCompaction: (v, r, at) =>
         failNext === 'claim'
           ? Promise.reject(new Error('injected: etcd unreachable'))
-          : s.claimCompaction(v, r),
+          : s.claimCompaction(v, r, at),
+      readCompactionMark: () => s.readCompactionMark(),
       compact: (r) =>
         failNext === 'compact' ? Promise.reject(new Error('injected: etcd unreachable')) : s.compact(r),
     };
     const compactor = new EtcdCompactor(backend, { intervalMs: INTERVAL, clock, logger: log.logger });
-    compactor.start();
     const round = async () => {
       clock.advance(INTERVAL);
       await compactor.idle();
     };
     try {
       await s.create('/k', 'one');
-      await round(); // takes the first turn
+      compactor.start();
+      await compactor.idle(); // takes the first turn at start
       failNext = 'compact';
       await round(); // its turn, but the compaction fails
       expect(log.failures()).toHaveLength(1);
@@ -180,5 +183,85 @@ describe('etcd compaction', () => {
       await s.close();
     }
     expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('keeps its schedule across restarts: a control plane restarted every 3 minutes compacts every 5', async () => {
+    const clock = new FakeClock();
+    const log = captureLogger();
+    let s = await open(clock, log.logger);
+    await s.compaction?.idle();
+    // (time, revision) every minute: what 5 minutes of history means.
+    const seen = [{ at: clock.now(), rev: await s.currentRevision() }];
+    const compactedAt: number[] = [];
+    try {
+      let kv = await s.create('/k', '0');
+      // 40 minutes of restarts every 3: counting from start would never reach a round.
+      for (let minute = 1; minute <= 40; minute++) {
+        kv = await s.update('/k', String(minute), kv.modRevision);
+        clock.advance(60_000);
+        await s.compaction?.idle();
+        if (minute % 3 === 0) {
+          await s.close();
+          s = await open(clock, log.logger);
+          await s.compaction?.idle();
+        }
+        const compacted = await s.compactedRevision();
+        if (compacted > 0 && compacted !== compactedAt.at(-1)) compactedAt.push(compacted);
+        // Never closer than one interval: history younger than 5 minutes stays.
+        const fiveMinutesAgo = Math.max(
+          0,
+          ...seen.filter((x) => x.at <= clock.now() - INTERVAL).map((x) => x.rev),
+        );
+        expect(compacted).toBeLessThanOrEqual(fiveMinutesAgo);
+        seen.push({ at: clock.now(), rev: await s.currentRevision() });
+      }
+      // A turn every 5 minutes, the first one at start: 40 minutes hold 8 compactions.
+      expect(log.compactions().length).toBeGreaterThanOrEqual(7);
+      expect(compactedAt.length).toBeGreaterThanOrEqual(7);
+      expect(log.failures()).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("takes an overdue turn at start, and starts afresh after a turn without a time (a kube-apiserver's)", async () => {
+    const clock = new FakeClock();
+    const log = captureLogger();
+    let s = await open(clock, log.logger);
+    try {
+      await s.create('/k', 'one');
+      clock.advance(INTERVAL);
+      await s.compaction?.idle(); // the first turn, noting a revision
+      const noted = await s.currentRevision();
+      await s.close();
+      // The app stays closed overnight: at the next start the turn is taken at once.
+      clock.advance(10 * 60 * 60_000);
+      s = await open(clock, log.logger);
+      await s.compaction?.idle();
+      expect(await s.compactedRevision()).toBe(noted);
+      expect(log.compactions()).toEqual([expect.objectContaining({ revision: noted })]);
+      await s.close();
+
+      // A kube-apiserver on the same etcd takes a turn: compact_rev_key moves, the time does not.
+      const apiserver = new Etcd3({ hosts: etcd.endpoint });
+      try {
+        await apiserver.put('compact_rev_key').value(String(noted));
+      } finally {
+        apiserver.close();
+      }
+      s = await open(clock, log.logger);
+      expect(await s.readCompactionMark()).toBeUndefined();
+      // The turn without a time is not followed: the first round learns whose turn it is...
+      await s.compaction?.idle();
+      expect(log.compactions()).toHaveLength(1);
+      // ...and the next compacts, one interval later.
+      const learnt = await s.currentRevision();
+      await interval(clock, s);
+      expect(log.compactions()).toHaveLength(2);
+      expect(await s.compactedRevision()).toBe(learnt);
+      expect(log.failures()).toEqual([]);
+    } finally {
+      await s.close();
+    }
   });
 });

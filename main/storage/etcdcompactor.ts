@@ -12,6 +12,14 @@
  * and compacts; the others learn the new version and try again next round. When the replica
  * that compacts goes away, another one takes over within two intervals. etcd's compaction is
  * idempotent, so a round that races one anyway costs a request, nothing more.
+ *
+ * Unlike kube-apiserver, a control plane keeps its schedule across restarts: a desktop app is
+ * restarted far more often than every 10 minutes (the learning round and the noting round a
+ * fresh replica needs), and counting from start would never compact. Each turn also writes its
+ * time to `kubelab_compact_time` in the same transaction; a replica that starts finds the last
+ * turn there (its version, its revision — the next target — and its time) and takes the next
+ * turn when it is due, at once if it is overdue. A turn taken by a kube-apiserver carries no
+ * time; then the replica learns whose turn it is at once, and compacts one interval later.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../../client/util/clock.js';
@@ -19,6 +27,9 @@ import { createLogger, type Logger } from '../logging.js';
 
 /** The key of the turn-taking, outside any prefix: compaction is global to the etcd cluster. */
 export const COMPACT_REV_KEY = 'compact_rev_key';
+
+/** When the last turn was taken (ms since the epoch), written with compact_rev_key. */
+export const COMPACT_TIME_KEY = 'kubelab_compact_time';
 
 /** kube-apiserver's --etcd-compaction-interval default. */
 export const DEFAULT_COMPACTION_INTERVAL_MS = 5 * 60_000;
@@ -35,13 +46,25 @@ export interface CompactionClaim {
   recorded?: number;
 }
 
+/** The last turn as etcd records it, when a kubelab control plane took it. */
+export interface CompactionMark {
+  /** compact_rev_key's version after that turn. */
+  version: number;
+  /** etcd's revision at that turn: the next turn compacts to it. */
+  revision: number;
+  /** When it was taken (ms since the epoch). */
+  at: number;
+}
+
 /** What the compactor needs of the store (EtcdStorage). */
 export interface CompactionBackend {
   /**
    * If compact_rev_key's version equals `expectVersion`, records `revision` in it (which bumps
-   * its version); otherwise reads it.
+   * its version) and `at` beside it; otherwise reads it.
    */
-  claimCompaction(expectVersion: number, revision: number): Promise<CompactionClaim>;
+  claimCompaction(expectVersion: number, revision: number, at: number): Promise<CompactionClaim>;
+  /** The last turn, if a kubelab control plane took it and no one has taken one since. */
+  readCompactionMark(): Promise<CompactionMark | undefined>;
   /** Compacts etcd's history below `revision`; already compacted is success. */
   compact(revision: number): Promise<void>;
 }
@@ -82,9 +105,15 @@ export class EtcdCompactor {
     this.logger = options.logger;
   }
 
-  /** The first round runs one interval after start (like kube-apiserver's). */
+  /**
+   * Continues the schedule the last turn recorded; without one, takes the first turn (which
+   * compacts nothing) at once.
+   */
   start(): void {
-    if (this.options.intervalMs > 0) this.schedule();
+    if (this.options.intervalMs <= 0) return;
+    this.running = this.resume().finally(() => {
+      this.running = undefined;
+    });
   }
 
   /**
@@ -114,22 +143,60 @@ export class EtcdCompactor {
       registry.registerMetric(this.compactedGauge);
   }
 
-  private schedule(): void {
+  private async resume(): Promise<void> {
+    const interval = this.options.intervalMs;
+    let mark: CompactionMark | undefined;
+    try {
+      mark = await this.backend.readCompactionMark();
+    } catch (err) {
+      // Nothing lost but time: the rounds start from scratch.
+      this.log().debug(
+        { err: err instanceof Error ? err.message : String(err) },
+        'could not read the last compaction turn; starting the schedule now',
+      );
+    }
+    if (!mark) {
+      // The first turn compacts nothing (it notes a revision, or learns whose turn it is), so
+      // it is taken at once: counting an interval first would never take it in an app that
+      // is restarted every few minutes.
+      if (this.stopped) return;
+      await this.round();
+      this.schedule(interval);
+      return;
+    }
+    this.version = mark.version;
+    this.seen = mark.revision;
+    const wait = mark.at + interval - this.options.clock.now();
+    this.log().debug(
+      { version: mark.version, nextTarget: mark.revision, dueInMs: Math.max(0, wait) },
+      'continuing the compaction schedule',
+    );
+    if (wait > 0) {
+      // A clock set back never delays a turn by more than one interval.
+      this.schedule(Math.min(wait, interval));
+      return;
+    }
+    if (this.stopped) return;
+    await this.round();
+    this.schedule(interval);
+  }
+
+  private schedule(delayMs: number): void {
     if (this.stopped) return;
     this.timer = this.options.clock.setTimeout(() => {
       this.timer = undefined;
       this.running = this.round().finally(() => {
         this.running = undefined;
-        this.schedule();
+        this.schedule(this.options.intervalMs);
       });
-    }, this.options.intervalMs);
+    }, delayMs);
   }
 
   /** One round; never throws: a failure is logged and the next round tries again. */
   private async round(): Promise<void> {
     let claim: CompactionClaim;
     try {
-      claim = await this.backend.claimCompaction(this.version, this.seen);
+      claim = await this.backend.claimCompaction(this.version, this.seen, this.options.clock.now());
     } catch (err) {
       // Nothing learnt: the next round repeats the same compare-and-swap (if this one was
       // applied after all, that one fails and learns the new version).

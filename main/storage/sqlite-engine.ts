@@ -31,6 +31,8 @@ export interface EngineState {
   revision: number;
   compactRev: number;
   compactProgress: number;
+  /** The oldest revision compaction still keeps, and when it was current (survives restarts). */
+  retentionMark?: { at: number; rev: number };
 }
 
 export interface Stats {
@@ -140,6 +142,9 @@ export class SqliteEngine {
       revision: this.revision,
       compactRev: meta.get('compact_rev') ?? 0,
       compactProgress: meta.get('compact_progress') ?? 0,
+      retentionMark: meta.has('retention_mark_at')
+        ? { at: meta.get('retention_mark_at')!, rev: meta.get('retention_mark_rev') ?? 0 }
+        : undefined,
     };
   }
 
@@ -272,8 +277,11 @@ export class SqliteEngine {
     }
   }
 
-  setMeta(name: string, value: number): void {
-    this.stmt.setMeta.run(name, value);
+  /** Sets the values together (one transaction). */
+  setMeta(values: Record<string, number>): void {
+    this.db.transaction(() => {
+      for (const [name, value] of Object.entries(values)) this.stmt.setMeta.run(name, value);
+    })();
   }
 
   /**

@@ -95,6 +95,53 @@ describe('sqlite storage', () => {
     }
   });
 
+  it('keeps compacting when it is closed and reopened more often than its retention (a desktop app)', async () => {
+    const { dir, path } = tempDb();
+    const minute = 60_000;
+    let clock = 1_000_000;
+    // The timer's own ticks (every minute) are driven by hand; the real one never fires in time.
+    const open = () =>
+      openSqliteStorage({ path, compactIntervalMs: minute, retentionMs: 5 * minute, now: () => clock });
+    const tick = async (s: SqliteStorage) => {
+      await (s as unknown as { compactOnTimer(): Promise<void> }).compactOnTimer();
+    };
+    let s = await open();
+    const seen = [{ at: clock, rev: await s.currentRevision() }];
+    const compactedAt: number[] = [];
+    try {
+      let rev = (await s.create('/k', '0')).modRevision;
+      // 40 minutes, restarted every 3: a window counted from each start would never end.
+      for (let m = 1; m <= 40; m++) {
+        rev = (await s.update('/k', String(m), rev)).modRevision;
+        clock += minute;
+        if (m % 3 === 0) {
+          await s.close();
+          s = await open();
+          await (s as unknown as { compacting: Promise<void> }).compacting;
+        } else {
+          await tick(s);
+        }
+        const compacted = await s.compactedRevision();
+        if (compacted > 0 && compacted !== compactedAt.at(-1)) compactedAt.push(compacted);
+        // History younger than the retention stays.
+        const fiveMinutesAgo = Math.max(
+          0,
+          ...seen.filter((x) => x.at <= clock - 5 * minute).map((x) => x.rev),
+        );
+        expect(compacted).toBeLessThanOrEqual(fiveMinutesAgo);
+        seen.push({ at: clock, rev: await s.currentRevision() });
+      }
+      // Compacted every few minutes all along, up to history about 5 minutes old.
+      expect(compactedAt.length).toBeGreaterThanOrEqual(6);
+      expect(compactedAt.at(-1)).toBeGreaterThanOrEqual(seen.at(-8)!.rev);
+      // History kept: the last 5 minutes of the key, not all 40.
+      expect((await s.stats()).rows).toBeLessThanOrEqual(8);
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a second server on the same file with an actionable message', async () => {
     const { dir, path } = tempDb();
     const s = await openSqliteStorage({ path, compactIntervalMs: 0 });

@@ -50,7 +50,7 @@ export interface SqliteStorageOptions {
 /** Where writes go: the engine itself (inline) or the worker holding the write connection. */
 interface Writer {
   commit(ops: WriteOp[]): Promise<{ outcomes: Outcome[]; revision: number }>;
-  setMeta(name: string, value: number): Promise<void>;
+  setMeta(values: Record<string, number>): Promise<void>;
   compactChunk(cursor: number, target: number): Promise<{ cursor: number; done: boolean }>;
   tidy(): Promise<void>;
   stats(): Promise<Stats>;
@@ -60,7 +60,7 @@ interface Writer {
 function inlineWriter(engine: SqliteEngine): Writer {
   return {
     commit: async (ops) => engine.commit(ops),
-    setMeta: async (n, v) => engine.setMeta(n, v),
+    setMeta: async (values) => engine.setMeta(values),
     compactChunk: async (c, t) => engine.compactChunk(c, t),
     tidy: async () => engine.tidy(),
     stats: async () => engine.stats(),
@@ -112,7 +112,7 @@ function spawnWriter(path: string): Promise<{ writer: Writer; state: EngineState
         state: first.state!,
         writer: {
           commit: (ops) => call('commit', ops),
-          setMeta: (n, v) => call('setMeta', n, v),
+          setMeta: (values) => call('setMeta', values),
           compactChunk: (c, t) => call('compactChunk', c, t),
           tidy: () => call('tidy'),
           stats: () => call('stats'),
@@ -200,6 +200,11 @@ class SqliteWatcher {
   }
 }
 
+interface RetentionSample {
+  at: number;
+  rev: number;
+}
+
 interface PendingWrite {
   op: WriteOp;
   resolve(kv: KeyValue): void;
@@ -231,8 +236,15 @@ export class SqliteStorage implements Storage {
   /** Rows were dropped and the freed pages and the WAL are still to be given back. */
   private tidyPending = false;
   private logger: Logger | undefined;
-  /** (time, revision) samples: compaction keeps everything newer than `retentionMs`. */
-  private readonly samples: Array<{ at: number; rev: number }> = [];
+  /**
+   * (time, revision) samples: compaction keeps everything newer than `retentionMs`. The oldest
+   * is kept in the file, so that a store opened and closed more often than `retentionMs` (a
+   * desktop app) still compacts.
+   */
+  private readonly samples: RetentionSample[] = [];
+  /** The oldest sample as the file has it (or as it is being written). */
+  private retentionMarkWritten: RetentionSample | undefined;
+  private retentionMarkWrite: Promise<void> = Promise.resolve();
 
   private constructor(
     options: SqliteStorageOptions,
@@ -249,7 +261,15 @@ export class SqliteStorage implements Storage {
     this.compactRevPersisted = state.compactRev;
     this.compactProgress = Math.min(state.compactProgress, state.compactRev);
     this.logger = options.logger;
-    this.samples.push({ at: this.now(), rev: this.revision });
+    const now = this.now();
+    const mark = state.retentionMark;
+    // The window counted before the last close goes on; a mark from a clock set back, or one
+    // compaction has passed, says nothing.
+    if (mark && mark.at <= now && mark.rev > this.compactRev && mark.rev <= this.revision) {
+      this.samples.push(mark);
+      this.retentionMarkWritten = mark;
+    }
+    this.samples.push({ at: now, rev: this.revision });
     // A compaction interrupted by a crash resumes where it stopped (and, should that fail,
     // on the next tick).
     if (this.compactProgress < this.compactRev)
@@ -260,6 +280,8 @@ export class SqliteStorage implements Storage {
     if (interval > 0) {
       this.compactTimer = setInterval(() => this.compactOnTimer(), interval);
       this.compactTimer.unref();
+      // A window that ended while the store was closed is compacted now, not a tick later.
+      void this.compactDue();
     }
   }
 
@@ -484,7 +506,7 @@ export class SqliteStorage implements Storage {
     if (this.compactRevPersisted < this.compactRev) {
       // Recorded before any row goes, so a restart never offers a revision it no longer has.
       const floor = this.compactRev;
-      await this.writer.setMeta('compact_rev', floor);
+      await this.writer.setMeta({ compact_rev: floor });
       this.compactRevPersisted = Math.max(this.compactRevPersisted, floor);
     }
     while (!this.closed && this.compactProgress < this.compactRevPersisted) {
@@ -502,17 +524,41 @@ export class SqliteStorage implements Storage {
 
   /** Settles when the round has ended, failed or not (tests await it). */
   private compactOnTimer(): Promise<void> {
+    this.samples.push({ at: this.now(), rev: this.revision });
+    return this.compactDue();
+  }
+
+  /** Compacts what is older than the retention; settles when the round has ended. */
+  private compactDue(): Promise<void> {
     const now = this.now();
-    this.samples.push({ at: now, rev: this.revision });
     let target = 0;
     while (this.samples.length > 1 && this.samples[0].at <= now - this.retentionMs) {
       target = this.samples.shift()!.rev;
     }
+    this.writeRetentionMark();
     // Also when nothing new is due: a round that failed left work behind.
     const unfinished = this.compactProgress < this.compactRev || this.tidyPending;
     if (this.closed || (target <= this.compactRev && !unfinished)) return Promise.resolve();
     const goal = Math.max(target, this.compactRev);
     return this.compactRound(goal).catch((err: unknown) => this.compactionFailed(err, goal));
+  }
+
+  private writeRetentionMark(): void {
+    const mark = this.samples[0];
+    const written = this.retentionMarkWritten;
+    if (this.closed || (written?.at === mark.at && written.rev === mark.rev)) return;
+    this.retentionMarkWritten = mark;
+    this.retentionMarkWrite = this.writer
+      .setMeta({ retention_mark_at: mark.at, retention_mark_rev: mark.rev })
+      .catch((err: unknown) => {
+        // Only the schedule is at stake: the next tick writes it again.
+        this.retentionMarkWritten = undefined;
+        if (this.closed) return;
+        this.log().warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          "could not record where the store's history starts; the next compaction tick tries again (check free disk space and file permissions)",
+        );
+      });
   }
 
   private compactionFailed(err: unknown, target: number): void {
@@ -545,6 +591,7 @@ export class SqliteStorage implements Storage {
     this.closed = true;
     if (this.compactTimer) clearInterval(this.compactTimer);
     await this.compacting.catch(() => undefined);
+    await this.retentionMarkWrite;
     for (const w of this.watchers) w.cancelled = true;
     this.watchers.clear();
     if (this.reader !== undefined) {
