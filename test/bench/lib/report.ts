@@ -30,8 +30,9 @@ Options: \`npm run bench:store -- --no-append --phases watch --profile /tmp/prof
 the script).
 
 The other benchmarks write sections of their own, named after their script in the heading:
-\`bench:informer\` appends one per run, like \`bench:store\`; \`bench:agent\`, \`bench:lifecycle\` and
-\`bench:scheduler\` keep one section each, replaced on every run. Each section says what it
+\`bench:informer\` and \`bench:soak\` append one per run, like \`bench:store\`; \`bench:agent\`,
+\`bench:lifecycle\`, \`bench:scheduler\`, \`bench:pods\`, \`bench:daemonset\` and \`bench:gui\` keep one
+section each, replaced on every run. Each section says what it
 measures, against what, on which machine and tree, and whether other work shared the machine.
 `;
 
