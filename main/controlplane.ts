@@ -19,6 +19,8 @@ import { ensurePki, type Pki } from './grpc/pki.js';
 import type { ServerLimits } from './grpc/limits.js';
 import { splitHostPort, startGrpcServer, type RunningGrpcServer } from './grpc/server.js';
 import { writeServerRecord } from './serverrecord.js';
+import { restHandler } from './rest/handler.js';
+import { restDoor } from './rest/server.js';
 import { TokenStore } from './grpc/tokens.js';
 import { TunnelRegistry } from './grpc/tunnel.js';
 import { createLogger, type Logger } from './logging.js';
@@ -112,6 +114,17 @@ export class ControlPlane {
       const tokens = new TokenStore(options.dataDir, clock);
       const adminToken = tokens.ensureAdminToken();
       const pki = options.plaintext ? undefined : await ensurePki(options.dataDir, options.tlsSans);
+      let apiAddress = '';
+      const rest = restDoor(
+        restHandler({
+          api,
+          tokens,
+          logger: logger.child({ component: 'rest' }),
+          serverAddress: () => apiAddress,
+          watchBufferBytes: options.watchBufferBytes,
+          clock,
+        }),
+      );
       const grpc = await startGrpcServer({
         api,
         tokens,
@@ -123,7 +136,9 @@ export class ControlPlane {
         watchBufferBytes: options.watchBufferBytes,
         limits: options.serverLimits,
         clock,
+        rest,
       });
+      apiAddress = grpc.address;
       const metrics = new Registry();
       collectDefaultMetrics({ register: metrics });
       storage.registerMetrics?.(metrics);

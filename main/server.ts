@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { VERSION } from './commands/common.js';
 import { controllerManagerCommand } from './commands/controller-manager.js';
 import { serverCommand } from './commands/server.js';
+import { kubeconfigCommand } from './commands/kubeconfig.js';
 import { tokenCommand } from './commands/token.js';
 
 export function buildProgram(): Command {
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
   serverCommand(program);
   controllerManagerCommand(program);
   tokenCommand(program);
+  kubeconfigCommand(program);
   return program;
 }
 

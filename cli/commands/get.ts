@@ -10,7 +10,7 @@ import { verb } from '../command.js';
 import { AlreadyReported, CliError, formatError } from '../errors.js';
 import { listAll, namespaceFor, noResourcesMessage, type Selectors } from '../fetch.js';
 import type { Io } from '../io.js';
-import { byLastSeen } from '../print/columns/event.js';
+import { byLastSeen } from '../../client/print/columns/event.js';
 import {
   formatStreamed,
   formatStructured,

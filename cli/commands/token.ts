@@ -8,7 +8,7 @@ import { InvalidArgumentError } from 'commander';
 import { verb } from '../command.js';
 import { parseDurationSeconds } from '../duration.js';
 import type { Io } from '../io.js';
-import { ageOf } from '../print/age.js';
+import { ageOf } from '../../client/print/age.js';
 import { formatTable } from '../print/table.js';
 import type { Session } from '../session.js';
 

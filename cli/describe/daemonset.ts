@@ -1,6 +1,6 @@
 /** `describe daemonset` (kubectl's DescribeDaemonSet) and the pod template block it shares with `rollout history`. */
 import type { DaemonSet, Pod, PodTemplateSpec } from '../../client/api/types.js';
-import { mapText, selectorText } from '../print/columns/daemonset.js';
+import { mapText, selectorText } from '../../client/print/columns/daemonset.js';
 import { tolerationText, writeMeta } from './common.js';
 import type { DescribeWriter } from './writer.js';
 

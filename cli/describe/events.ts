@@ -3,14 +3,14 @@ import type { KindInfo } from '../../client/api/kinds.js';
 import type { Event, KubeObject } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
 import { escapeFieldValue } from '../../client/api/selectors.js';
-import { ageOf } from '../print/age.js';
+import { ageOf } from '../../client/print/age.js';
 import {
   byLastSeen,
   eventCount,
   eventFirstSeen,
   eventLastSeen,
   eventSource,
-} from '../print/columns/event.js';
+} from '../../client/print/columns/event.js';
 import type { DescribeWriter } from './writer.js';
 
 /** Events about the object (matched by kind, name and, when the event has one, uid). */

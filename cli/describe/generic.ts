@@ -8,7 +8,7 @@ import type {
   Namespace,
   NodeMetrics,
 } from '../../client/api/types.js';
-import { eventObject, eventSource } from '../print/columns/event.js';
+import { eventObject, eventSource } from '../../client/print/columns/event.js';
 import { controlledBy, writeMeta } from './common.js';
 import { describeTime, type DescribeWriter } from './writer.js';
 

@@ -8,8 +8,8 @@ import {
   zeroResources,
 } from '../../client/api/resources.js';
 import type { Lease, Node, Pod } from '../../client/api/types.js';
-import { ageOf } from '../print/age.js';
-import { nodeRoles } from '../print/columns/node.js';
+import { ageOf } from '../../client/print/age.js';
+import { nodeRoles } from '../../client/print/columns/node.js';
 import { taintText } from './common.js';
 import { describeTime, type DescribeWriter } from './writer.js';
 

@@ -7,8 +7,8 @@ import { stringify } from 'yaml';
 import type { KindInfo } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
 import { objectRef } from '../resources.js';
-import { columnsFor } from './columns/index.js';
-import { mapText } from './columns/daemonset.js';
+import { columnsFor } from '../../client/print/columns/index.js';
+import { mapText } from '../../client/print/columns/daemonset.js';
 
 export const OUTPUT_FORMATS = ['wide', 'yaml', 'json', 'name'] as const;
 export type OutputFormat = '' | (typeof OUTPUT_FORMATS)[number];

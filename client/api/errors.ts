@@ -19,6 +19,7 @@ export type Reason =
   | 'Unavailable'
   | 'Timeout'
   | 'NotImplemented'
+  | 'UnsupportedMediaType'
   | 'InternalError';
 
 /** gRPC status codes (the numbers are fixed by the gRPC specification). */
@@ -57,6 +58,7 @@ const codeOfReason: Record<Reason, number> = {
   Unavailable: GrpcCode.UNAVAILABLE,
   Timeout: GrpcCode.DEADLINE_EXCEEDED,
   NotImplemented: GrpcCode.UNIMPLEMENTED,
+  UnsupportedMediaType: GrpcCode.INVALID_ARGUMENT,
   InternalError: GrpcCode.INTERNAL,
 };
 

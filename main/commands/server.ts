@@ -69,6 +69,9 @@ function banner(cp: ControlPlane, dataDir: string, flags: ServerFlags, guiUrl?: 
       : `  npx labctl login ${dial} --plaintext --token ${token}`,
     '  npx labctl get nodes',
     '',
+    'Use kubectl, Helm or k9s (the Kubernetes API is served on the same port):',
+    `  npx kubelab kubeconfig${dataDirFlag} --merge && kubectl get nodes`,
+    '',
     ...(cp.pki
       ? [
           'Add a lab machine: make a join token here, then run the agent there (npm run build:agent builds it):',
@@ -96,7 +99,12 @@ export function serverCommand(program: Command): void {
     .command('server')
     .description('run the control plane headless (store, apiserver, gRPC API, controllers)')
     .option('--data-dir <dir>', 'where the store, certificates and tokens live', defaultDataDir())
-    .option('--listen <host:port>', 'gRPC address', listenArg, '0.0.0.0:6443')
+    .option(
+      '--listen <host:port>',
+      'the API address (gRPC and the Kubernetes REST API)',
+      listenArg,
+      '0.0.0.0:6443',
+    )
     .addOption(
       new Option('--store <backend>', 'where objects are stored')
         .choices(['sqlite', 'etcd'])

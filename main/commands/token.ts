@@ -3,41 +3,15 @@
  * server with the admin token and CA from its data folder.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ApiError } from '../../client/api/errors.js';
-import { TokensClient, type TokenInfo } from '../../client/grpc/cluster.js';
+import type { TokenInfo } from '../../client/grpc/cluster.js';
 import { agentAddress } from '../agentaddress.js';
 import { splitHostPort } from '../grpc/server.js';
-import { localDialAddress, readServerRecord, serverRecordPath } from '../serverrecord.js';
-import { defaultDataDir } from './common.js';
-
-interface ConnectFlags {
-  dataDir: string;
-  /** Absent: the server that owns the data folder, where it last said it listens. */
-  server?: string;
-}
-
-/** Where the token commands dial, and how the server can be reached by lab machines. */
-interface Target {
-  server: string;
-  /** Where the address came from, for messages. */
-  from: string;
-  /** host:port the server listens on, when known (for the join hint). */
-  listen?: string;
-}
-
-function targetOf(flags: ConnectFlags): Target {
-  if (flags.server) return { server: flags.server, from: '--server' };
-  const record = readServerRecord(flags.dataDir);
-  if (!record)
-    return { server: '127.0.0.1:6443', from: `the default (no server has started on ${flags.dataDir} yet)` };
-  return {
-    server: localDialAddress(record.listen),
-    from: `where the server of ${flags.dataDir} listens, as recorded in ${serverRecordPath(flags.dataDir)}`,
-    listen: record.listen,
-  };
-}
+import {
+  localServerOptions,
+  targetOf,
+  withTokensClient as withClient,
+  type ConnectFlags,
+} from './localserver.js';
 
 /** "24h", "30m", "7d", "90s" or plain seconds. */
 export function parseDuration(v: string): number {
@@ -45,23 +19,6 @@ export function parseDuration(v: string): number {
   if (!m) throw new InvalidArgumentError(`"${v}" is not a duration: use e.g. 90s, 30m, 24h or 7d`);
   const n = Number(m[1]);
   return n * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
-}
-
-function connect(flags: ConnectFlags, target: Target): TokensClient {
-  const tokenPath = join(flags.dataDir, 'admin.token');
-  if (!existsSync(tokenPath)) {
-    throw new Error(
-      `no admin token at ${tokenPath}: run this on the control plane machine, or pass --data-dir`,
-    );
-  }
-  const caPath = join(flags.dataDir, 'pki', 'ca.crt');
-  const plaintext = !existsSync(caPath);
-  return new TokensClient({
-    server: target.server,
-    token: readFileSync(tokenPath, 'utf8').trim(),
-    caPem: plaintext ? undefined : readFileSync(caPath, 'utf8'),
-    plaintext,
-  });
 }
 
 function table(tokens: TokenInfo[]): string {
@@ -84,23 +41,6 @@ function table(tokens: TokenInfo[]): string {
         .trimEnd(),
     )
     .join('\n');
-}
-
-async function withClient<T>(flags: ConnectFlags, fn: (c: TokensClient) => Promise<T>): Promise<T> {
-  const target = targetOf(flags);
-  const client = connect(flags, target);
-  try {
-    return await fn(client);
-  } catch (err) {
-    if (err instanceof ApiError && (err.reason === 'Unavailable' || err.reason === 'Timeout')) {
-      throw new Error(
-        `no kubelab server answers at ${target.server} (${target.from}): start it with \`kubelab server --data-dir ${flags.dataDir}\`, or pass --server host:port`,
-      );
-    }
-    throw err;
-  } finally {
-    client.close();
-  }
 }
 
 /** How to join a machine with a fresh join token, with this server's real address. */
@@ -126,17 +66,7 @@ function joinHint(flags: ConnectFlags, token: string, expiresAt: string | undefi
 
 export function tokenCommand(program: Command): void {
   const token = program.command('token').description('create, list and delete join, admin and viewer tokens');
-  const common = (c: Command) =>
-    c
-      .option(
-        '--data-dir <dir>',
-        'the control plane data folder (holds admin.token and pki/ca.crt)',
-        defaultDataDir(),
-      )
-      .option(
-        '--server <host:port>',
-        'the control plane (default: where the server of --data-dir listens, as it recorded at start)',
-      );
+  const common = localServerOptions;
   const fail = (err: unknown) => {
     process.stderr.write(`error: ${(err as Error).message}\n`);
     process.exit(1);

@@ -1,5 +1,5 @@
 /**
- * The gRPC server's own listening sockets: every connection is accepted here first, counted
+ * The API port's own listening sockets: every connection is accepted here first, counted
  * against its client address, given a deadline to finish the TLS handshake and send the
  * HTTP/2 preface, and only then handed to grpc-js (Server.createConnectionInjector). grpc-js
  * alone would keep a connection that never speaks for as long as the client likes, and any
@@ -9,6 +9,8 @@
  * preface is only visible in the clear; grpc-js then serves HTTP/2 over the TLS socket.
  */
 import type * as grpc from '@grpc/grpc-js';
+import type { RestDoor } from '../rest/server.js';
+import { sniffFirstRequest } from './firstrequest.js';
 import { lookup } from 'node:dns/promises';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
@@ -25,6 +27,11 @@ export interface ConnectionGuardOptions {
   /** Absent: plaintext (the caller allows that on loopback only). */
   tls?: { certPem: string; keyPem: string };
   injector: grpc.ConnectionInjector;
+  /**
+   * The Kubernetes REST API on the same port: HTTP/1.1 connections go here (gRPC is HTTP/2
+   * only). Absent: every connection is gRPC.
+   */
+  rest?: RestDoor;
   prefaceTimeoutMs: number;
   /** 0: no limit. */
   maxConnectionsPerAddress: number;
@@ -64,14 +71,35 @@ export class ConnectionGuard {
       this.tlsServer = tls.createServer({
         cert: options.tls.certPem,
         key: options.tls.keyPem,
-        ALPNProtocols: ['h2'],
+        ...(options.rest
+          ? {
+              ALPNCallback(this: tls.TLSSocket, { protocols }: { protocols: string[] }) {
+                if (protocols.includes('h2') && protocols.includes('http/1.1')) offersBoth.add(this);
+                return protocols.includes('h2')
+                  ? 'h2'
+                  : protocols.includes('http/1.1')
+                    ? 'http/1.1'
+                    : undefined;
+              },
+            }
+          : { ALPNProtocols: ['h2'] }),
         requestCert: false,
         // As grpc-js's own TLS did: this environment variable still chooses the ciphers.
         ciphers: process.env.GRPC_SSL_CIPHER_SUITES,
       });
       this.tlsServer.on('secureConnection', (socket: tls.TLSSocket) => {
         socket.on('error', () => socket.destroy());
-        afterPreface(socket, () => this.handOver(socket));
+        const rest = this.options.rest;
+        // HTTP/1.1 by ALPN, or no ALPN at all: the REST API (gRPC is HTTP/2 only).
+        if (rest && socket.alpnProtocol !== 'h2') return this.handOver(socket, 'rest');
+        // HTTP/2 from a client that offered HTTP/1.1 too: its first request tells.
+        if (rest && offersBoth.has(socket))
+          return afterPreface(socket, () =>
+            sniffFirstRequest(socket, this.options.clock, (api) =>
+              this.handOver(socket, api === 'grpc' ? 'grpc' : 'rest-http2'),
+            ),
+          );
+        afterPreface(socket, () => this.handOver(socket, 'grpc'));
       });
     }
   }
@@ -139,12 +167,22 @@ export class ConnectionGuard {
       if (left < max) this.refusalLogged.delete(address);
     });
     if (this.tlsServer) this.tlsServer.emit('connection', socket);
-    else afterPreface(socket, () => this.handOver(socket));
+    // Plaintext (loopback, development) serves gRPC only: peeking at the first bytes to tell
+    // HTTP/1.1 apart would leave them where Node's HTTP parser, reading the socket's handle
+    // directly, never looks.
+    else afterPreface(socket, () => this.handOver(socket, 'grpc'));
   }
 
-  private handOver(socket: net.Socket): void {
-    if (!this.stopWaiting(connectionKey(socket))) return void socket.destroy();
-    this.options.injector.injectConnection(socket);
+  private handOver(socket: net.Socket, to: 'grpc' | 'rest' | 'rest-http2'): void {
+    const key = connectionKey(socket);
+    // An HTTP/1.1 connection stays on its deadline until its first request has arrived whole.
+    if (to === 'rest' && this.options.rest) {
+      if (!this.pending.has(key)) return void socket.destroy();
+      return this.options.rest.connection(socket, () => this.stopWaiting(key));
+    }
+    if (!this.stopWaiting(key)) return void socket.destroy();
+    if (to === 'rest-http2' && this.options.rest) this.options.rest.http2(socket);
+    else this.options.injector.injectConnection(socket);
   }
 
   /** False when the connection is no longer waiting (its deadline passed, or it closed). */
@@ -165,6 +203,15 @@ export class ConnectionGuard {
     );
   }
 }
+
+/**
+ * gRPC and the Kubernetes REST API share the port, as on a Kubernetes control plane, and are
+ * told apart by ALPN first: gRPC is HTTP/2 only, so HTTP/1.1 (or no ALPN) is the REST API, and
+ * HTTP/2 from a client that offered only h2 (grpc-js, grpc-go) is gRPC. A client that offered
+ * both (kubectl, curl, buf curl) gets HTTP/2, and its first request decides (firstrequest.ts).
+ * Node calls ALPNCallback on the TLS socket itself, which is how the offer is remembered.
+ */
+const offersBoth = new WeakSet<tls.TLSSocket>();
 
 /**
  * Calls `then` once the first PREFACE_LENGTH bytes arrived, with those bytes put back so the

@@ -26,6 +26,7 @@ import { agentTunnelHandlers } from './agenttunnel.js';
 import type { TunnelRegistry } from './tunnel.js';
 import { bootstrapHandlers, metricsHandlers, tokensHandlers } from './cluster.js';
 import type { Pki } from './pki.js';
+import type { RestDoor } from '../rest/server.js';
 
 export const SERVICE_NAME = 'kubelab.v1.Resources';
 /** Requests larger than this are refused with RESOURCE_EXHAUSTED (objects are limited to 1.5 MiB). */
@@ -49,6 +50,8 @@ export interface GrpcServerOptions {
   limits?: Partial<ServerLimits>;
   /** Times the connection and large-list limits (default: the real clock). */
   clock?: Clock;
+  /** The Kubernetes REST API, served on the same port (connections that are not gRPC). */
+  rest?: RestDoor;
 }
 
 export interface RunningGrpcServer {
@@ -156,6 +159,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     port: splitHostPort(options.listen).port,
     tls: options.tls,
     injector: server.createConnectionInjector(grpc.ServerCredentials.createInsecure()),
+    rest: options.rest,
     prefaceTimeoutMs: limits.prefaceTimeoutMs,
     maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
     clock,
@@ -180,6 +184,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       health.setStatus('', 'NOT_SERVING');
       health.setStatus(SERVICE_NAME, 'NOT_SERVING');
       guard.close();
+      options.rest?.close();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();

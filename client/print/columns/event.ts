@@ -2,7 +2,7 @@
  * Events: LAST SEEN TYPE REASON OBJECT MESSAGE (wide: LAST SEEN TYPE REASON OBJECT SUBOBJECT
  * SOURCE MESSAGE FIRST SEEN COUNT NAME), as kubectl's printEvent.
  */
-import type { Event } from '../../../client/api/types.js';
+import type { Event } from '../../api/types.js';
 import { ageOf } from '../age.js';
 import type { KindColumns } from './types.js';
 

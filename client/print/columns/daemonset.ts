@@ -2,8 +2,8 @@
  * DaemonSets: NAME DESIRED CURRENT READY UP-TO-DATE AVAILABLE NODE SELECTOR AGE (wide:
  * CONTAINERS IMAGES SELECTOR), as kubectl's printDaemonSet.
  */
-import { labelSelectorFromObject } from '../../../client/api/selectors.js';
-import type { DaemonSet } from '../../../client/api/types.js';
+import { labelSelectorFromObject } from '../../api/selectors.js';
+import type { DaemonSet } from '../../api/types.js';
 import { ageOf } from '../age.js';
 import { appendedHeaders, orNone, type KindColumns } from './types.js';
 

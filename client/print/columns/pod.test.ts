@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Pod } from '../../../client/api/types.js';
+import type { Pod } from '../../api/types.js';
 import { podReady, podRestarts, podStatus } from './pod.js';
 
 const base = (status: Pod['status'], extra: Partial<Pod> = {}): Pod => ({

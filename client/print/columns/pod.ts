@@ -1,5 +1,5 @@
 /** Pods: NAME READY STATUS RESTARTS AGE (wide: IP NODE NOMINATED NODE), as kubectl's printPod. */
-import type { ContainerStatus, Pod } from '../../../client/api/types.js';
+import type { ContainerStatus, Pod } from '../../api/types.js';
 import { ageOf } from '../age.js';
 import { appendedHeaders, orNone, type KindColumns } from './types.js';
 

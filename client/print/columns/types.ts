@@ -1,5 +1,5 @@
 /** What a kind's table looks like: its headers, and each object's cells (kubectl's printers). */
-import type { KubeObject } from '../../../client/api/types.js';
+import type { KubeObject } from '../../api/types.js';
 
 export interface KindColumns<T = KubeObject> {
   /** The headers, with `-o wide`'s extra columns when `wide`. */

@@ -3,13 +3,7 @@
  * (NAME HOLDER AGE), controller revisions (NAME CONTROLLER REVISION AGE), node metrics
  * (NAME CPU MEMORY WINDOW AGE), and NAME AGE for anything else.
  */
-import type {
-  ControllerRevision,
-  KubeObject,
-  Lease,
-  Namespace,
-  NodeMetrics,
-} from '../../../client/api/types.js';
+import type { ControllerRevision, KubeObject, Lease, Namespace, NodeMetrics } from '../../api/types.js';
 import { ageOf } from '../age.js';
 import { orNone, type KindColumns } from './types.js';
 

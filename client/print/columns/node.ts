@@ -2,7 +2,7 @@
  * Nodes: NAME STATUS ROLES AGE VERSION (wide: INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION
  * CONTAINER-RUNTIME), as kubectl's printNode. VERSION is the agent's.
  */
-import type { Node } from '../../../client/api/types.js';
+import type { Node } from '../../api/types.js';
 import { ageOf } from '../age.js';
 import { appendedHeaders, orNone, type KindColumns } from './types.js';
 

@@ -1,5 +1,8 @@
-/** Which table each kind prints as. */
-import type { KindName, KubeObject } from '../../../client/api/types.js';
+/**
+ * Shared by labctl's tables and the REST API's Table answers (`as=Table`): one definition,
+ * two printers. Which table each kind prints as.
+ */
+import type { KindName, KubeObject } from '../../api/types.js';
 import { daemonSetColumns } from './daemonset.js';
 import { eventColumns } from './event.js';
 import { nodeColumns } from './node.js';

@@ -1,0 +1,377 @@
+/**
+ * The Kubernetes REST API, the second front door onto the same apiserver as gRPC (DESIGN.md
+ * §3): authenticate from the Authorization header before anything is read, take the path apart,
+ * call the apiserver with the caller's identity (it authorizes, admits, validates), and answer
+ * in Kubernetes JSON — errors as metav1.Status. No behaviour lives here.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { ApiError, echo } from '../../client/api/errors.js';
+import type { Identity } from '../../client/api/local.js';
+import type { DeleteRequest, KubeObject } from '../../client/api/types.js';
+import { parseJson } from '../../client/parse/json.js';
+import { DEFAULT_PARSE_LIMITS } from '../../client/parse/limits.js';
+import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
+import { parseApiError } from '../apiserver/manifests.js';
+import type { TokenStore } from '../grpc/tokens.js';
+import type { Logger } from '../logging.js';
+import { readBody } from './body.js';
+import { discoveryDocument, versionInfo } from './discovery.js';
+import { jsonOfEntry, jsonOfObject, listJson } from './encoding.js';
+import { parseRestRequest, type RestRequest } from './paths.js';
+import { statusOf } from './status.js';
+import { tableOf, tableRequested } from './table.js';
+import { openApiV2, openApiV3Document, openApiV3Root, openApiV3Target } from './openapi.js';
+import { serveWatch } from './watch.js';
+import { realClock, type Clock } from '../../client/util/clock.js';
+
+export type RestRequestMessage = IncomingMessage | Http2ServerRequest;
+export type RestResponse = ServerResponse | Http2ServerResponse;
+
+export interface RestHandlerOptions {
+  api: ApiServer;
+  tokens: TokenStore;
+  logger: Logger;
+  /** host:port clients reach this server at (discovery's serverAddressByClientCIDRs). */
+  serverAddress(): string;
+  /** Per watch: bytes of events a client that stopped reading may leave unsent. */
+  watchBufferBytes?: number;
+  /** For the ages in Table answers (default: the real clock). */
+  clock?: Clock;
+}
+
+/** Longer URLs are refused before they are parsed (Kubernetes' own limit is similar). */
+const MAX_URL_CHARS = 16 * 1024;
+
+const PATCH_CONTENT_TYPES: Record<string, string> = {
+  'application/merge-patch+json': 'merge',
+  'application/json-patch+json': 'json',
+};
+
+function send(res: RestResponse, code: number, body: string, contentType = 'application/json'): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(code, { 'content-type': contentType, 'cache-control': 'no-cache, private' });
+  res.end(body);
+}
+
+export function sendError(res: RestResponse, err: ApiError): void {
+  const status = statusOf(err);
+  if (err.details.retryAfterSeconds && !res.headersSent)
+    res.setHeader('retry-after', String(err.details.retryAfterSeconds));
+  if (err.reason === 'Unauthorized' && !res.headersSent)
+    res.setHeader('www-authenticate', 'Bearer realm="kubelab"');
+  send(res, status.code, JSON.stringify(status));
+}
+
+/** JSON and YAML; anything else (kubectl tries protobuf first) gets a 415, and clients fall back to JSON. */
+const BODY_TYPES = new Set(['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml', '']);
+
+function checkBodyType(req: RestRequestMessage): string {
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
+  if (!BODY_TYPES.has(type))
+    throw new ApiError(
+      'UnsupportedMediaType',
+      `the body's content type "${echo(type, 80)}" is not supported; send application/json or application/yaml`,
+    );
+  return type;
+}
+
+/** A JSON body, within the parse limits: one object. */
+function jsonObjectOf(text: string): KubeObject {
+  let value: unknown;
+  try {
+    value = parseJson(text, DEFAULT_PARSE_LIMITS, { rejectDuplicateKeys: true, what: 'the request body' });
+  } catch (err) {
+    throw parseApiError(err);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ApiError(
+      'BadRequest',
+      'the request body must be a JSON object with apiVersion, kind and metadata',
+    );
+  return value as KubeObject;
+}
+
+function authenticate(tokens: TokenStore, header: string | undefined): Identity {
+  if (!header)
+    throw new ApiError(
+      'Unauthorized',
+      `no bearer token: use a kubeconfig from \`kubelab kubeconfig\`, or send "Authorization: Bearer <token>" (the admin token is in ${tokens.adminTokenPath})`,
+    );
+  const m = /^Bearer\s+(\S+)$/i.exec(header);
+  const id = m ? tokens.authenticate(m[1]) : undefined;
+  if (!id)
+    throw new ApiError(
+      'Unauthorized',
+      'the bearer token is not valid (unknown, malformed or expired); get a current token from the cluster admin',
+    );
+  return id;
+}
+
+function dryRunOf(url: URL): boolean {
+  const values = url.searchParams.getAll('dryRun');
+  for (const v of values)
+    if (v !== 'All')
+      throw new ApiError('BadRequest', `dryRun "${echo(v, 40)}" is not supported; the only value is All`);
+  return values.length > 0;
+}
+
+function intParam(url: URL, name: string): number | undefined {
+  const v = url.searchParams.get(name);
+  if (v === null || v === '') return undefined;
+  if (!/^-?\d{1,10}$/.test(v))
+    throw new ApiError('BadRequest', `${name} "${echo(v, 40)}" is not a whole number`);
+  return Number(v);
+}
+
+function param(url: URL, name: string): string | undefined {
+  return url.searchParams.get(name) ?? undefined;
+}
+
+/** DeleteOptions from the body (kubectl sends them there) and the query (curl users do). */
+function deleteOptions(body: string, url: URL): Partial<DeleteRequest> {
+  let options: Record<string, unknown> = {};
+  if (body.trim()) {
+    let parsed: unknown;
+    try {
+      parsed = parseJson(body, DEFAULT_PARSE_LIMITS, { what: 'the DeleteOptions' });
+    } catch (err) {
+      throw parseApiError(err);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new ApiError('BadRequest', 'the request body must be a DeleteOptions object');
+    options = parsed as Record<string, unknown>;
+  }
+  const grace = options.gracePeriodSeconds ?? intParam(url, 'gracePeriodSeconds');
+  if (grace !== undefined && (typeof grace !== 'number' || !Number.isInteger(grace)))
+    throw new ApiError('BadRequest', 'gracePeriodSeconds must be a whole number of seconds');
+  const propagation = options.propagationPolicy ?? param(url, 'propagationPolicy');
+  if (propagation !== undefined && typeof propagation !== 'string')
+    throw new ApiError('BadRequest', 'propagationPolicy must be Background, Foreground or Orphan');
+  const pre = options.preconditions as { uid?: unknown; resourceVersion?: unknown } | undefined;
+  if (pre !== undefined && (typeof pre !== 'object' || pre === null))
+    throw new ApiError('BadRequest', 'preconditions must be an object with uid and/or resourceVersion');
+  const dryRun = options.dryRun;
+  if (dryRun !== undefined && !(Array.isArray(dryRun) && dryRun.every((d) => d === 'All')))
+    throw new ApiError('BadRequest', 'dryRun must be ["All"] or left out');
+  return {
+    gracePeriodSeconds: grace as number | undefined,
+    propagationPolicy: propagation as string | undefined,
+    preconditions: pre
+      ? {
+          uid: typeof pre.uid === 'string' ? pre.uid : undefined,
+          resourceVersion: typeof pre.resourceVersion === 'string' ? pre.resourceVersion : undefined,
+        }
+      : undefined,
+    dryRun: Array.isArray(dryRun) && dryRun.length > 0,
+  };
+}
+
+export function restHandler(
+  options: RestHandlerOptions,
+): (req: RestRequestMessage, res: RestResponse) => void {
+  const { api, tokens, logger } = options;
+  const clock = options.clock ?? realClock;
+
+  async function serveResource(
+    id: Identity,
+    r: Extract<RestRequest, { type: 'resource' }>,
+    req: RestRequestMessage,
+    res: RestResponse,
+    url: URL,
+  ): Promise<void> {
+    const kind = r.info.kind;
+    const { namespace, name, subresource } = r;
+    if (subresource !== undefined && subresource !== 'status')
+      throw new ApiError(
+        'NotFound',
+        `${r.info.plural}/${echo(subresource, 40)} is not served; \`kubectl api-resources\` lists what is`,
+      );
+    if (subresource === 'status' && !r.info.hasStatus)
+      throw new ApiError('NotFound', `${r.info.plural} have no status subresource`);
+    const table = tableRequested(
+      Array.isArray(req.headers.accept) ? req.headers.accept.join(',') : req.headers.accept,
+      url.searchParams.get('includeObject'),
+    );
+    const selectors = {
+      labelSelector: param(url, 'labelSelector'),
+      fieldSelector: param(url, 'fieldSelector'),
+    };
+    switch (r.verb) {
+      case 'get': {
+        const obj = await api.get(id, {
+          kind,
+          namespace,
+          name,
+          resourceVersion: param(url, 'resourceVersion'),
+        });
+        if (table) return send(res, 200, JSON.stringify(tableOf(r.info, [obj], table, clock.now())));
+        return send(res, 200, jsonOfObject(obj));
+      }
+      case 'list': {
+        const list = await api.listCached(id, {
+          kind,
+          namespace,
+          ...selectors,
+          limit: intParam(url, 'limit'),
+          continue: param(url, 'continue'),
+          resourceVersion: param(url, 'resourceVersion'),
+          resourceVersionMatch: param(url, 'resourceVersionMatch'),
+        });
+        if (table) {
+          const metadata: Record<string, unknown> = { resourceVersion: list.resourceVersion };
+          if (list.continue) metadata.continue = list.continue;
+          if (list.remainingItemCount !== undefined) metadata.remainingItemCount = list.remainingItemCount;
+          const objects = list.items.map((e) => e.object);
+          return send(res, 200, JSON.stringify(tableOf(r.info, objects, table, clock.now(), { metadata })));
+        }
+        return send(res, 200, listJson(r.info, list.items.map(jsonOfEntry), list));
+      }
+      case 'watch':
+        return serveWatch(
+          api,
+          tokens,
+          id,
+          r.info,
+          req,
+          res,
+          {
+            kind,
+            namespace,
+            ...selectors,
+            resourceVersion: param(url, 'resourceVersion'),
+            allowWatchBookmarks: url.searchParams.get('allowWatchBookmarks') === 'true',
+            sendInitialEvents:
+              url.searchParams.get('sendInitialEvents') === null
+                ? undefined
+                : url.searchParams.get('sendInitialEvents') === 'true',
+            timeoutSeconds: intParam(url, 'timeoutSeconds'),
+          },
+          { bufferBytes: options.watchBufferBytes, logger, table, clock },
+        );
+      case 'create':
+      case 'update': {
+        const write = { kind, name, namespace, dryRun: dryRunOf(url) };
+        // Authorized on the URL before a byte of the body is read.
+        api.authorizeEnvelope(id, r.verb, write, subresource === 'status' ? 'status' : undefined);
+        const isJson = checkBodyType(req) === 'application/json';
+        const text = await readBody(req);
+        // JSON is read as JSON (its syntax errors named as such); YAML through the manifest reader.
+        const body = isJson ? { object: jsonObjectOf(text), wireKind: kind } : { manifest: text };
+        if (r.verb === 'create')
+          return send(res, 201, jsonOfObject(await api.create(id, { ...write, ...body })));
+        const updated =
+          subresource === 'status'
+            ? await api.updateStatus(id, { ...write, ...body })
+            : await api.update(id, { ...write, ...body });
+        return send(res, 200, jsonOfObject(updated));
+      }
+      case 'patch': {
+        const contentType = String(req.headers['content-type'] ?? '')
+          .split(';')[0]
+          .trim();
+        const patchType = PATCH_CONTENT_TYPES[contentType];
+        if (!patchType)
+          throw new ApiError(
+            'BadRequest',
+            `the patch type "${echo(contentType, 80)}" is not supported yet; send application/merge-patch+json or application/json-patch+json (kubectl: --type merge or --type json)`,
+          );
+        const patch = await readBody(req);
+        const obj = await api.patch(id, {
+          kind,
+          namespace,
+          name,
+          patchType,
+          patch,
+          subresource,
+          dryRun: dryRunOf(url),
+        });
+        return send(res, 200, jsonOfObject(obj));
+      }
+      case 'delete': {
+        const opts = deleteOptions(await readBody(req), url);
+        const deleted = await api.delete(id, {
+          kind,
+          namespace,
+          name,
+          ...opts,
+          dryRun: opts.dryRun || dryRunOf(url),
+        });
+        return send(res, 200, jsonOfObject(deleted.object));
+      }
+      case 'deletecollection': {
+        const opts = deleteOptions(await readBody(req), url);
+        const list = await api.list(id, { kind, namespace, ...selectors });
+        const gone: KubeObject[] = [];
+        for (const item of list.items) {
+          const meta = item.metadata ?? {};
+          const res1 = await api.delete(id, {
+            kind,
+            namespace: meta.namespace,
+            name: meta.name,
+            ...opts,
+            dryRun: opts.dryRun || dryRunOf(url),
+          });
+          gone.push(res1.object);
+        }
+        return send(
+          res,
+          200,
+          listJson(r.info, gone.map(jsonOfObject), { resourceVersion: list.resourceVersion }),
+        );
+      }
+    }
+  }
+
+  async function serve(req: RestRequestMessage, res: RestResponse): Promise<void> {
+    const rawUrl = req.url ?? '/';
+    if (rawUrl.length > MAX_URL_CHARS)
+      throw new ApiError(
+        'BadRequest',
+        `the URL is ${rawUrl.length} characters long, over the limit of ${MAX_URL_CHARS}`,
+      );
+    const url = new URL(rawUrl, 'https://kubelab.invalid');
+    const r = parseRestRequest(req.method ?? 'GET', url);
+    // Public, as on any cluster (system:public-info-viewer): a load balancer checks them.
+    if (r.type === 'health') return send(res, 200, 'ok', 'text/plain; charset=utf-8');
+    if (r.type === 'version') return send(res, 200, JSON.stringify(versionInfo()));
+    const auth = req.headers.authorization;
+    const id = authenticate(tokens, Array.isArray(auth) ? auth[0] : auth);
+    if (r.type === 'resource') return serveResource(id, r, req, res, url);
+    if (r.type === 'openapiV2') {
+      const doc = openApiV2(String(req.headers.accept ?? '').includes('protobuf'));
+      res.writeHead(200, { 'content-type': doc.contentType });
+      return void res.end(doc.body);
+    }
+    if (r.type === 'openapiV3') {
+      if (!r.path.length) return send(res, 200, JSON.stringify(openApiV3Root()));
+      const gv = openApiV3Target(r.path);
+      if (!gv)
+        throw new ApiError(
+          'NotFound',
+          `no OpenAPI document at ${echo(url.pathname, 200)}; /openapi/v3 lists them`,
+        );
+      return send(res, 200, JSON.stringify(openApiV3Document(gv.group, gv.version)));
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      throw new ApiError(
+        'NotImplemented',
+        `${echo(String(req.method), 20)} is not allowed on ${echo(url.pathname, 100)}; it is read-only`,
+      );
+    return send(res, 200, JSON.stringify(discoveryDocument(r, options.serverAddress())));
+  }
+
+  return (req, res) => {
+    res.on('error', () => undefined);
+    serve(req, res).catch((err: unknown) => {
+      if (res.writableEnded || (res as { destroyed?: boolean }).destroyed) return;
+      sendError(res, toApiError(err, logger));
+    });
+  };
+}

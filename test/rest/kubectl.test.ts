@@ -1,0 +1,297 @@
+/**
+ * The real kubectl against kubelab (issue 20), as a user runs it: a kubeconfig from the real
+ * `kubelab kubeconfig`, then kubectl's own commands, asserting on what kubectl prints and on the
+ * cluster's state. The newest kubectl and an older minor (`npm run fetch:kubectl` puts them in
+ * .cache/kubectl; `npm test` runs it first).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isNotFound } from '../../client/api/errors.js';
+import { startCliCluster, type CliCluster } from '../cli/support.js';
+import { eventually } from '../support/wait.js';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..', '..');
+const KUBELAB = join(ROOT, 'bin', 'kubelab.mjs');
+const KUBECTLS = ['1.33', '1.30'].map((minor) => ({
+  minor,
+  path: join(ROOT, '.cache', 'kubectl', minor, 'kubectl'),
+}));
+
+let c: CliCluster;
+let kubeconfig: string;
+
+beforeAll(async () => {
+  for (const k of KUBECTLS)
+    if (!existsSync(k.path))
+      throw new Error(`no kubectl ${k.minor} at ${k.path}: run \`npm run fetch:kubectl\``);
+  c = await startCliCluster({ hollowNodes: 2, prefix: 'kc' });
+  // The real command a user runs, against the server of the data folder.
+  kubeconfig = join(c.home, 'kubeconfig');
+  const made = await run(process.execPath, [KUBELAB, 'kubeconfig', '--data-dir', c.t.dataDir, '--merge'], {
+    env: { ...process.env, KUBECONFIG: kubeconfig },
+  });
+  expect(made.stdout).toContain(`added the context "kubelab" to ${kubeconfig}`);
+}, 60_000);
+
+afterAll(async () => {
+  await c?.close();
+});
+
+async function kubectl(
+  args: string[],
+  options: { minor?: string; env?: Record<string, string>; input?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const bin = KUBECTLS.find((k) => k.minor === (options.minor ?? '1.33'))!.path;
+  return new Promise((resolve) => {
+    const child = spawn(bin, args, {
+      env: { PATH: process.env.PATH, HOME: c.home, KUBECONFIG: kubeconfig, ...options.env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdin.end(options.input ?? '');
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+describe.each(KUBECTLS.map((k) => k.minor))('kubectl %s', (minor) => {
+  it('finds the cluster: version and api-resources', async () => {
+    const version = await kubectl(['version', '-o', 'json'], { minor });
+    expect(version.code, version.stderr).toBe(0);
+    const parsed = JSON.parse(version.stdout) as {
+      serverVersion: { major: string; minor: string; gitVersion: string };
+    };
+    expect(parsed.serverVersion).toMatchObject({ major: '1', minor: '33' });
+    expect(parsed.serverVersion.gitVersion).toContain('kubelab');
+
+    const resources = await kubectl(['api-resources', '--no-headers'], { minor });
+    expect(resources.code, resources.stderr).toBe(0);
+    const rows = resources.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/));
+    // NAME SHORTNAMES APIVERSION NAMESPACED KIND (shortnames may be empty)
+    expect(rows).toContainEqual(['pods', 'po', 'v1', 'true', 'Pod']);
+    expect(rows).toContainEqual(['nodes', 'no', 'v1', 'false', 'Node']);
+    expect(rows).toContainEqual(['daemonsets', 'ds', 'apps/v1', 'true', 'DaemonSet']);
+    expect(rows).toContainEqual(['leases', 'coordination.k8s.io/v1', 'true', 'Lease']);
+  });
+
+  it('gets nodes as names, YAML, JSON, jsonpath and custom columns, with label and field selectors', async () => {
+    const names = await kubectl(['get', 'nodes', '-o', 'name'], { minor });
+    expect(names.code, names.stderr).toBe(0);
+    expect(names.stdout.trim().split('\n').sort()).toEqual(['node/kc-0', 'node/kc-1']);
+
+    const yaml = await kubectl(['get', 'node', 'kc-0', '-o', 'yaml'], { minor });
+    expect(yaml.stdout).toMatch(/^apiVersion: v1\nkind: Node\n/);
+    expect(yaml.stdout).toContain('name: kc-0');
+
+    const json = await kubectl(['get', 'nodes', '-o', 'json'], { minor });
+    const list = JSON.parse(json.stdout) as { kind: string; items: Array<{ metadata: { name: string } }> };
+    expect(list.kind).toBe('List');
+    expect(list.items.map((n) => n.metadata.name).sort()).toEqual(['kc-0', 'kc-1']);
+
+    const ready = await kubectl(
+      ['get', 'node', 'kc-1', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'],
+      { minor },
+    );
+    expect(ready.stdout).toBe('True');
+
+    const columns = await kubectl(
+      [
+        'get',
+        'nodes',
+        '-l',
+        'kubelab.io/pool=kc',
+        '--field-selector',
+        'metadata.name=kc-1',
+        '-o',
+        'custom-columns=NAME:.metadata.name,POOL:.metadata.labels.kubelab\\.io/pool',
+      ],
+      { minor },
+    );
+    expect(columns.code, columns.stderr).toBe(0);
+    expect(
+      columns.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/)),
+    ).toEqual([
+      ['NAME', 'POOL'],
+      ['kc-1', 'kc'],
+    ]);
+
+    const none = await kubectl(['get', 'nodes', '-l', 'kubelab.io/pool=elsewhere'], { minor });
+    expect(none.stderr).toContain('No resources found');
+  });
+
+  it('prints the tables a cluster prints: get nodes, -o wide, -A, --show-labels', async () => {
+    const nodes = await kubectl(['get', 'nodes'], { minor });
+    expect(nodes.code, nodes.stderr).toBe(0);
+    const rows = nodes.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split(/\s{2,}/));
+    expect(rows[0]).toEqual(['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION']);
+    expect(rows.slice(1).map((r) => r.slice(0, 3))).toEqual([
+      ['kc-0', 'Ready', '<none>'],
+      ['kc-1', 'Ready', '<none>'],
+    ]);
+
+    const wide = await kubectl(['get', 'nodes', '-o', 'wide'], { minor });
+    expect(wide.stdout.split('\n')[0].split(/\s{2,}/)).toEqual([
+      'NAME',
+      'STATUS',
+      'ROLES',
+      'AGE',
+      'VERSION',
+      'INTERNAL-IP',
+      'EXTERNAL-IP',
+      'OS-IMAGE',
+      'KERNEL-VERSION',
+      'CONTAINER-RUNTIME',
+    ]);
+
+    const labels = await kubectl(['get', 'node', 'kc-0', '--show-labels'], { minor });
+    expect(labels.stdout.split('\n')[0]).toMatch(/\sLABELS$/);
+    expect(labels.stdout).toContain('kubelab.io/pool=kc');
+
+    const leases = await kubectl(['get', 'leases', '-A'], { minor });
+    expect(leases.code, leases.stderr).toBe(0);
+    expect(leases.stdout.split('\n')[0]).toMatch(/^NAMESPACE\s+NAME\s/);
+    expect(leases.stdout).toMatch(/kube-node-lease\s+kc-0\s/);
+  });
+
+  it('creates from a manifest, sees the change with get -w, replaces, patches and deletes', async () => {
+    const ns = `kc-${minor.replace('.', '-')}`;
+    const manifest = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: ${ns}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: ${ns}
+  labels: { app: web }
+spec:
+  nodeName: kc-0
+  containers:
+    - name: c
+      image: nginx:1.27
+`;
+    const file = join(c.home, `manifest-${minor}.yaml`);
+    writeFileSync(file, manifest);
+    const created = await kubectl(['create', '-f', file], { minor });
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain(`namespace/${ns} created`);
+    expect(created.stdout).toContain('pod/web created');
+    expect((await c.admin.get('Pod', 'web', { namespace: ns })).spec?.containers?.[0]?.image).toBe(
+      'nginx:1.27',
+    );
+
+    // A watch started now sees the merge patch below.
+    const watch = spawn(
+      KUBECTLS.find((k) => k.minor === minor)!.path,
+      ['get', 'pod', 'web', '-n', ns, '-w', '-o', 'jsonpath={.metadata.labels.tier}{"\\n"}'],
+      { env: { PATH: process.env.PATH, HOME: c.home, KUBECONFIG: kubeconfig } },
+    );
+    let watched = '';
+    watch.stdout.setEncoding('utf8').on('data', (d: string) => (watched += d));
+    try {
+      // kubectl prints the pod as it is (no tier yet: an empty line) once its watch is open.
+      await eventually(() => watched.includes('\n'), 'kubectl get -w to print the pod as it is');
+      const patched = await kubectl(
+        [
+          'patch',
+          'pod',
+          'web',
+          '-n',
+          ns,
+          '--type',
+          'merge',
+          '-p',
+          '{"metadata":{"labels":{"tier":"front"}}}',
+        ],
+        { minor },
+      );
+      expect(patched.code, patched.stderr).toBe(0);
+      expect(patched.stdout).toContain('pod/web patched');
+      await eventually(
+        () => watched.includes('front'),
+        `kubectl get -w to print the new label (so far ${JSON.stringify(watched)})`,
+      );
+    } finally {
+      watch.kill();
+    }
+
+    const jsonPatch = await kubectl(
+      [
+        'patch',
+        'pod',
+        'web',
+        '-n',
+        ns,
+        '--type',
+        'json',
+        '-p',
+        '[{"op":"add","path":"/metadata/annotations","value":{"note":"hi"}}]',
+      ],
+      { minor },
+    );
+    expect(jsonPatch.code, jsonPatch.stderr).toBe(0);
+    expect((await c.admin.get('Pod', 'web', { namespace: ns })).metadata?.annotations).toEqual({
+      note: 'hi',
+    });
+
+    const deleted = await kubectl(['delete', 'namespace', ns, '--wait=true', '--timeout=60s'], { minor });
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toContain(`namespace "${ns}" deleted`);
+    await expect(c.admin.get('Namespace', ns)).rejects.toSatisfy(isNotFound);
+  }, 90_000);
+
+  it('prints errors as a Kubernetes apiserver does, and changes nothing', async () => {
+    const missing = await kubectl(['get', 'pod', 'nope', '-n', 'default'], { minor });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('Error from server (NotFound): pods "nope" not found');
+
+    const file = join(c.home, `invalid-${minor}.yaml`);
+    writeFileSync(
+      file,
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n  namespace: default\nspec:\n  containers:\n    - name: c\n',
+    );
+    const invalid = await kubectl(['create', '-f', file], { minor });
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('The Pod "bad" is invalid');
+    expect(invalid.stderr).toContain('spec.containers[0].command: Required value');
+    await expect(c.admin.get('Pod', 'bad', { namespace: 'default' })).rejects.toSatisfy(isNotFound);
+
+    const viewer = join(c.home, `viewer-${minor}`);
+    await run(process.execPath, [KUBELAB, 'kubeconfig', '--data-dir', c.t.dataDir, '--role', 'viewer'], {
+      env: process.env,
+    }).then((r) => writeFileSync(viewer, r.stdout));
+    const refused = await kubectl(['create', 'namespace', 'by-viewer'], {
+      minor,
+      env: { KUBECONFIG: viewer },
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/Forbidden|forbidden/);
+    const readable = await kubectl(['get', 'nodes', '-o', 'name'], { minor, env: { KUBECONFIG: viewer } });
+    expect(readable.code, readable.stderr).toBe(0);
+
+    const anonymous = join(c.home, `anonymous-${minor}`);
+    writeFileSync(
+      anonymous,
+      `apiVersion: v1\nkind: Config\nclusters: [{name: k, cluster: {server: "https://127.0.0.1:${c.t.cp.port}", certificate-authority-data: ${Buffer.from(c.t.caPem).toString('base64')}}}]\nusers: [{name: u, user: {token: not-a-token}}]\ncontexts: [{name: k, context: {cluster: k, user: u}}]\ncurrent-context: k\n`,
+    );
+    const unauthorized = await kubectl(['get', 'pods'], { minor, env: { KUBECONFIG: anonymous } });
+    expect(unauthorized.code).toBe(1);
+    expect(unauthorized.stderr).toMatch(/Unauthorized|must be logged in/);
+  });
+});

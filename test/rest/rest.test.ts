@@ -1,0 +1,251 @@
+/**
+ * The Kubernetes REST API on the API port, spoken to as any HTTP client would (HTTPS with the
+ * cluster's CA, bearer tokens): discovery, Status errors with the right codes, and hostile
+ * requests refused with a Status that changes nothing. kubectl's own view is kubectl.test.ts.
+ */
+import { execFile } from 'node:child_process';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isNotFound } from '../../client/api/errors.js';
+import { FakeClock } from '../../client/util/clock.js';
+import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
+
+const run = promisify(execFile);
+let t: TestControlPlane;
+const clock = new FakeClock(Date.parse('2026-12-02T12:00:00Z'));
+
+beforeAll(async () => {
+  t = await startTestControlPlane({ clock, historyMs: 60_000 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+function call(
+  method: string,
+  path: string,
+  options: { token?: string | null; body?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const token = options.token === undefined ? t.cp.adminToken : options.token;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: t.cp.port,
+        method,
+        path,
+        ca: t.caPem,
+        headers: {
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...options.headers,
+        },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+function status(a: Answer): {
+  kind: string;
+  reason: string;
+  message: string;
+  code: number;
+  details?: unknown;
+} {
+  return JSON.parse(a.body) as { kind: string; reason: string; message: string; code: number };
+}
+
+describe('the Kubernetes REST API', () => {
+  it('serves discovery from the table of kinds', async () => {
+    const core = JSON.parse((await call('GET', '/api/v1')).body) as {
+      groupVersion: string;
+      resources: Array<{
+        name: string;
+        namespaced: boolean;
+        kind: string;
+        verbs: string[];
+        shortNames?: string[];
+      }>;
+    };
+    expect(core.groupVersion).toBe('v1');
+    expect(core.resources).toContainEqual(
+      expect.objectContaining({ name: 'pods', namespaced: true, kind: 'Pod', shortNames: ['po'] }),
+    );
+    expect(core.resources).toContainEqual(
+      expect.objectContaining({ name: 'nodes/status', kind: 'Node', verbs: ['get', 'patch', 'update'] }),
+    );
+    const groups = JSON.parse((await call('GET', '/apis')).body) as { groups: Array<{ name: string }> };
+    expect(groups.groups.map((g) => g.name)).toEqual(['coordination.k8s.io', 'apps', 'metrics.k8s.io']);
+    const v3 = JSON.parse((await call('GET', '/openapi/v3')).body) as {
+      paths: Record<string, { serverRelativeURL: string }>;
+    };
+    const apps = JSON.parse((await call('GET', v3.paths['apis/apps/v1'].serverRelativeURL)).body) as {
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    expect(Object.keys(apps.components.schemas['io.kubelab.v1.DaemonSetSpec'].properties ?? {})).toEqual(
+      expect.arrayContaining(['selector', 'template', 'updateStrategy']),
+    );
+    // Health and version are public, as on any cluster.
+    expect(await call('GET', '/readyz', { token: null })).toMatchObject({ status: 200, body: 'ok' });
+    expect(JSON.parse((await call('GET', '/version', { token: null })).body)).toMatchObject({ major: '1' });
+  });
+
+  it('speaks HTTP/2 to a client that offers HTTP/1.1 too (curl, kubectl), gRPC staying on the same port', async () => {
+    const caFile = join(t.dataDir, 'pki', 'ca.crt');
+    const { stdout } = await run('curl', [
+      '-sS',
+      '--http2',
+      '--cacert',
+      caFile,
+      '-H',
+      `Authorization: Bearer ${t.cp.adminToken}`,
+      '-w',
+      '\n%{http_version} %{http_code}',
+      `https://127.0.0.1:${t.cp.port}/api/v1/namespaces/default`,
+    ]);
+    const [body, protocol] = stdout.split('\n');
+    expect(protocol).toBe('2 200');
+    expect(JSON.parse(body)).toMatchObject({ kind: 'Namespace', metadata: { name: 'default' } });
+    // The gRPC client of the same server is served as before.
+    expect((await t.client().get('Namespace', 'default')).metadata?.name).toBe('default');
+  });
+
+  it('answers 401 with a Status without a token or with a wrong one, before reading the body', async () => {
+    const none = await call('GET', '/api/v1/pods', { token: null });
+    expect(none.status).toBe(401);
+    expect(status(none)).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+    expect(none.headers['www-authenticate']).toContain('Bearer');
+    // An enormous body from someone without a token is never read.
+    const big = await call('POST', '/api/v1/namespaces', {
+      token: 'nope',
+      body: 'x'.repeat(8 * 1024 * 1024),
+    });
+    expect(big.status).toBe(401);
+  });
+
+  it('refuses a viewer write with 403, and a node reading what it may not', async () => {
+    const viewer = t.tokenFor('viewer');
+    const body = JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'by-viewer' } });
+    const refused = await call('POST', '/api/v1/namespaces', { token: viewer, body });
+    expect(refused.status).toBe(403);
+    expect(status(refused).message).toContain('the viewer role may only get, list and watch');
+    await expect(t.client().get('Namespace', 'by-viewer')).rejects.toSatisfy(isNotFound);
+  });
+
+  it('answers bad requests with a Status naming what is wrong, and changes nothing', async () => {
+    const malformed = await call('POST', '/api/v1/namespaces', { body: '{"apiVersion": "v1", "kind": ' });
+    expect(malformed.status).toBe(400);
+    expect(status(malformed).message).toMatch(/JSON|json/);
+
+    const unknownField = await call('POST', '/api/v1/namespaces', {
+      body: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'typo', lables: { a: 'b' } },
+      }),
+    });
+    expect(unknownField.status).toBe(422);
+    expect(JSON.stringify(status(unknownField).details)).toContain('metadata.lables');
+    await expect(t.client().get('Namespace', 'typo')).rejects.toSatisfy(isNotFound);
+
+    const wrongVersion = await call('POST', '/api/v1/namespaces/default/pods', {
+      body: JSON.stringify({ apiVersion: 'apps/v1', kind: 'Pod', metadata: { name: 'p' } }),
+    });
+    expect(wrongVersion.status).toBe(400);
+    expect(status(wrongVersion).message).toContain('use apiVersion "v1"');
+
+    const tooLarge = await call('POST', '/api/v1/namespaces', {
+      body: `{"a":"${'x'.repeat(4 * 1024 * 1024)}"}`,
+    });
+    expect(tooLarge.status).toBe(413);
+    expect(status(tooLarge).reason).toBe('RequestEntityTooLarge');
+
+    const badPatch = await call('PATCH', '/api/v1/namespaces/default', {
+      body: '[{"op":"replace","path":"/nope/deeper","value":1}]',
+      headers: { 'content-type': 'application/json-patch+json' },
+    });
+    expect(badPatch.status).toBe(400);
+
+    const protobuf = await call('POST', '/api/v1/namespaces', {
+      body: Buffer.from([0x6b, 0x38, 0x73, 0x00]),
+      headers: { 'content-type': 'application/vnd.kubernetes.protobuf' },
+    });
+    expect(protobuf.status).toBe(415);
+
+    const unknownPath = await call('GET', '/api/v1/services');
+    expect(unknownPath.status).toBe(404);
+    expect(status(unknownPath).message).toContain('kubectl api-resources');
+
+    const longName = await call('GET', `/api/v1/namespaces/${'n'.repeat(100_000)}`);
+    expect(longName.status).toBeGreaterThanOrEqual(400);
+    expect(longName.body.length).toBeLessThan(3000);
+  });
+
+  it('streams a watch as lines of JSON, and answers 410 for a resourceVersion that is gone', async () => {
+    const c = t.client();
+    const ns = await c.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'watched' } });
+    const rv = ns.metadata!.resourceVersion!;
+    const lines: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: t.cp.port,
+          path: `/api/v1/namespaces?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name%3Dwatched`,
+          ca: t.caPem,
+          headers: { authorization: `Bearer ${t.cp.adminToken}` },
+        },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res
+              .setEncoding('utf8')
+              .on('data', (d: string) => reject(new Error(`watch answered ${res.statusCode}: ${d}`)));
+            return;
+          }
+          let buffered = '';
+          res.setEncoding('utf8').on('data', (d: string) => {
+            buffered += d;
+            const parts = buffered.split('\n');
+            buffered = parts.pop()!;
+            lines.push(...parts);
+            if (lines.length >= 1) {
+              req.destroy();
+              resolve();
+            }
+          });
+          void c.patch('Namespace', 'watched', { metadata: { labels: { seen: 'yes' } } }).catch(reject);
+        },
+      );
+      req.on('error', () => undefined);
+      req.end();
+    });
+    const event = JSON.parse(lines[0]) as {
+      type: string;
+      object: { metadata: { labels?: Record<string, string> } };
+    };
+    expect(event.type).toBe('MODIFIED');
+    expect(event.object.metadata.labels).toEqual({ seen: 'yes' });
+
+    // Once the event has left the server's 60 s of history, a watch from before it is refused.
+    clock.advance(120_000);
+    await c.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'later' } });
+    const gone = await call('GET', `/api/v1/namespaces?watch=1&resourceVersion=${rv}`);
+    expect(gone.status).toBe(410);
+    expect(status(gone)).toMatchObject({ reason: 'Expired', code: 410 });
+  });
+});
