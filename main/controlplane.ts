@@ -42,6 +42,8 @@ export interface ControlPlaneOptions {
   logger?: Logger;
   bookmarkMs?: number;
   historyMs?: number;
+  /** How long Events live (Kubernetes' --event-ttl; default 1 hour). */
+  eventTtlMs?: number;
   /** sqlite: how long history is kept for resuming watchers (default 5 min). */
   retentionMs?: number;
   /**
@@ -108,6 +110,7 @@ export class ControlPlane {
         logger: logger.child({ component: 'apiserver' }),
         bookmarkMs: options.bookmarkMs,
         historyMs: options.historyMs,
+        eventTtlMs: options.eventTtlMs,
         logTunnels: tunnels,
       });
       await api.start();

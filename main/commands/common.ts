@@ -41,3 +41,11 @@ export function onSignals(stop: (signal: string) => Promise<void>): void {
   process.on('SIGINT', () => handler('SIGINT'));
   process.on('SIGTERM', () => handler('SIGTERM'));
 }
+
+/** "24h", "30m", "7d", "90s" or plain seconds. */
+export function parseDuration(v: string): number {
+  const m = /^(\d+)(s|m|h|d)?$/.exec(v.trim());
+  if (!m) throw new InvalidArgumentError(`"${v}" is not a duration: use e.g. 90s, 30m, 24h or 7d`);
+  const n = Number(m[1]);
+  return n * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
+}

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { ensureUiToken } from '../bridge/uitoken.js';
 import { DEFAULT_UI_LISTEN, defaultRendererDir, startUiServer, type UiServer } from '../bridge/websocket.js';
 import { ControlPlane } from '../controlplane.js';
+import { parseDuration } from './common.js';
 import { DEFAULT_SERVER_LIMITS } from '../grpc/limits.js';
 import { isLoopback, splitHostPort } from '../grpc/server.js';
 import { createLogger } from '../logging.js';
@@ -26,6 +27,7 @@ interface ServerFlags extends ControllerFlags {
   controllers: string;
   controllerManager: boolean;
   metricsListen: string;
+  eventTtl?: number;
   logLevel: string;
   ui: boolean;
   uiListen?: string;
@@ -135,6 +137,11 @@ export function serverCommand(program: Command): void {
       listenArg,
       DEFAULT_METRICS_LISTEN,
     )
+    .option(
+      '--event-ttl <duration>',
+      'how long Events are kept, e.g. 30m, 1h (as kube-apiserver --event-ttl; default 1h)',
+      parseDuration,
+    )
     .option('--log-level <level>', 'debug, info, warn or error', process.env.KUBELAB_LOG_LEVEL ?? 'info')
     .option(
       '--ui',
@@ -186,6 +193,7 @@ export function serverCommand(program: Command): void {
         controllers: flags.controllerManager ? splitList(flags.controllers) : false,
         controllerConfig: config,
         metricsListen: flags.metricsListen,
+        eventTtlMs: flags.eventTtl === undefined ? undefined : flags.eventTtl * 1000,
         logger,
       });
     } catch (err) {

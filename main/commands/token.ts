@@ -2,7 +2,8 @@
  * `kubelab token create|list|delete`: run on the control plane machine; talks to the local
  * server with the admin token and CA from its data folder.
  */
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
+import { parseDuration } from './common.js';
 import type { TokenInfo } from '../../client/grpc/cluster.js';
 import { agentAddress } from '../agentaddress.js';
 import { splitHostPort } from '../grpc/server.js';
@@ -12,14 +13,6 @@ import {
   withTokensClient as withClient,
   type ConnectFlags,
 } from './localserver.js';
-
-/** "24h", "30m", "7d", "90s" or plain seconds. */
-export function parseDuration(v: string): number {
-  const m = /^(\d+)(s|m|h|d)?$/.exec(v.trim());
-  if (!m) throw new InvalidArgumentError(`"${v}" is not a duration: use e.g. 90s, 30m, 24h or 7d`);
-  const n = Number(m[1]);
-  return n * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
-}
 
 function table(tokens: TokenInfo[]): string {
   const rows = [

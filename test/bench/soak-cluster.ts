@@ -22,6 +22,9 @@ import { fmt, nowMs, sleep } from './lib/stats.js';
 
 export type StoreName = 'etcd' | 'sqlite';
 
+/** How long Events live in the soak's control planes. */
+export const SOAK_EVENT_TTL_MS = 5 * 60_000;
+
 /** How long a stopping server may take after SIGTERM before it is SIGKILLed (and that is noted). */
 export const TERM_GRACE_MS = 30_000;
 const START_TIMEOUT_MS = 120_000;
@@ -83,6 +86,9 @@ export class SoakServer {
     const args = [join(REPO_ROOT, 'bin/kubelab.mjs'), 'server', '--data-dir', this.dataDir];
     args.push('--listen', this.server, '--store', this.store, '--log-level', 'warn');
     args.push('--metrics-listen', `127.0.0.1:${this.metricsPort}`);
+    // Events expire within the run (kube-apiserver's --event-ttl, 1 h by default, is longer than
+    // a soak): the live set then stops growing, and what the size check sees is history.
+    args.push('--event-ttl', `${SOAK_EVENT_TTL_MS / 1000}s`);
     if (this.etcdEndpoint) args.push('--etcd-endpoints', this.etcdEndpoint, '--etcd-prefix', '/soak');
     const life: Life = { spawnedAt: nowMs() };
     this.lives.push(life);

@@ -8,7 +8,13 @@ import type { Proc } from './lib/childproc.js';
 import { MiB } from './lib/proc.js';
 import { table } from './lib/report.js';
 import { fmt, percentileSorted, sortedCopy } from './lib/stats.js';
-import type { Life, SizeSample, SoakServer, StoreName } from './soak-cluster.js';
+import {
+  SOAK_EVENT_TTL_MS,
+  type Life,
+  type SizeSample,
+  type SoakServer,
+  type StoreName,
+} from './soak-cluster.js';
 import {
   describeNamespace,
   describePod,
@@ -29,11 +35,11 @@ export interface Args {
 }
 
 /**
- * The size check's reference point: once both stores hold all the history they keep. SQLite
- * keeps 5 minutes; etcd, compacted as kube-apiserver compacts it (to the revision of the
+ * The size check's reference point: once both stores hold all they keep. SQLite keeps 5
+ * minutes of history; etcd, compacted as kube-apiserver compacts it (to the revision of the
  * previous 5-minute turn), keeps between 5 and 10 minutes, and its file never shrinks
- * (compaction frees pages inside it; only a defragmentation gives them back), so it reaches
- * its steady size after about 10 minutes. Hence 12 minutes in, or 40 % of a run under 30 minutes.
+ * (compaction frees pages inside it; only a defragmentation gives them back). Events live 5
+ * minutes in the soak (--event-ttl). Hence 12 minutes in, or 40 % of a run under 30 minutes.
  */
 export function baselineAtMs(minutes: number): number {
   return (minutes >= 30 ? 12 : minutes * 0.4) * 60_000;
@@ -148,7 +154,9 @@ function sizeCheck(run: StoreRun, args: Args): Check {
           (f.compacted === 0 ? ' (never compacted)' : ''),
       );
   }
-  why.push(`Events kept ${fmt(b.events, 0)} → ${fmt(f.events, 0)} (they live 1 h)`);
+  why.push(
+    `Events kept ${fmt(b.events, 0)} → ${fmt(f.events, 0)} (they live ${SOAK_EVENT_TTL_MS / 60_000} min, --event-ttl)`,
+  );
   if (run.endedAt !== undefined)
     why.push(`the longest a server process stayed up: ${min(longestUptime(run, run.endedAt))}`);
   return {

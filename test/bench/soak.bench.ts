@@ -10,8 +10,9 @@
  * --nodes (200) hollow nodes joined ahead and run by one `kubelab-agent --hollow` process
  * (hollow pods: the nodes run the pods bound to them). Side by side, not one after the other:
  * the checks are about state and size, not speed, so sharing the machine costs nothing they
- * measure; both stores then see the same wall-clock time (the stores' compaction and the 1-hour
- * Event TTL are clocked), and a run takes 30 minutes, not an hour. `--stores sqlite` runs one.
+ * measure; both stores then see the same wall-clock time (the stores' compaction and the Event
+ * TTL, 5 minutes here with --event-ttl, are clocked), and a run takes 30 minutes, not an hour.
+ * `--stores sqlite` runs one.
  *
  * The loop, on each control plane, round after round until the time is up (soak-workload.ts):
  * a namespace `soak-r<N>` with --pods (50) pods in it, --pods bare pods in namespace `soak`, and
