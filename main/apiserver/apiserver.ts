@@ -48,7 +48,7 @@ import { EventExpiry } from './eventttl.js';
 import { DEFAULT_MAX_OBJECT_BYTES, intakeObject, tooLarge, type Intake } from './intake.js';
 import { ManifestReader, parseApiError } from './manifests.js';
 import { nodeCanRead, nodeRestriction } from './noderestriction.js';
-import { applyPatch, readPatch } from './patch.js';
+import { applyPatch, patchKind, readPatch } from './patch.js';
 import {
   chooseContainer,
   notScheduled,
@@ -744,7 +744,7 @@ export class ApiServer implements LocalApi {
         req.dryRun ?? false,
         subresource,
         (current) => {
-          const patched = applyPatch(patchType, clone(current), document);
+          const patched = applyPatch(patchType, clone(current), document, info.kind);
           const { object } = intakeObject(
             { raw: patched as Record<string, unknown>, wireKind: info.kind },
             this.maxObjectBytes,
@@ -1199,7 +1199,9 @@ function tooLargeResourceVersion(rv: number): ApiError {
 
 /** A merge patch that sets metadata.resourceVersion pins it, like Kubernetes. */
 function pinnedResourceVersion(patchType: string, document: unknown): number | undefined {
-  if (patchType !== 'merge' || typeof document !== 'object' || document === null) return undefined;
+  const kind = patchKind(patchType);
+  if ((kind !== 'merge' && kind !== 'strategic') || typeof document !== 'object' || document === null)
+    return undefined;
   const rv = (document as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
   return typeof rv === 'string' && rv ? resourceVersionOf(rv, 'metadata.resourceVersion') : undefined;
 }

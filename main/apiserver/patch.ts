@@ -8,23 +8,31 @@ import mergePatch from 'json-merge-patch';
 import { ApiError, echo } from '../../client/api/errors.js';
 import { parseJson } from '../../client/parse/json.js';
 import { DEFAULT_PARSE_LIMITS, MAX_REQUEST_BYTES } from '../../client/parse/limits.js';
+import { applyStrategicMergePatch } from './strategicmerge.js';
 
 /** Kubernetes' cap on the operations of one JSON patch. */
 export const MAX_JSON_PATCH_OPERATIONS = 10_000;
 /** What the `copy` operations of one JSON patch may duplicate in all. */
 export const MAX_JSON_PATCH_COPIED_BYTES = MAX_REQUEST_BYTES;
 
-const PATCH_TYPES: Record<string, 'merge' | 'json'> = {
+const PATCH_TYPES: Record<string, 'merge' | 'json' | 'strategic'> = {
   merge: 'merge',
   'application/merge-patch+json': 'merge',
   json: 'json',
   'application/json-patch+json': 'json',
+  strategic: 'strategic',
+  'application/strategic-merge-patch+json': 'strategic',
 };
+
+/** "merge", "json" or "strategic" for a patch type by either of its names; undefined if unknown. */
+export function patchKind(patchType: string): 'merge' | 'json' | 'strategic' | undefined {
+  return PATCH_TYPES[patchType];
+}
 
 function unsupported(patchType: string): ApiError {
   return new ApiError(
     'BadRequest',
-    `patchType "${echo(patchType)}" is not supported; use "merge" (JSON merge patch) or "json" (JSON patch)`,
+    `patchType "${echo(patchType)}" is not supported; use "merge" (JSON merge patch), "json" (JSON patch) or "strategic" (strategic merge patch)`,
   );
 }
 
@@ -61,8 +69,11 @@ export function readPatch(patchType: string, text: string): unknown {
   return document;
 }
 
-export function applyPatch(patchType: string, target: unknown, document: unknown): unknown {
+export function applyPatch(patchType: string, target: unknown, document: unknown, kind: string): unknown {
   switch (patchType) {
+    case 'strategic':
+    case 'application/strategic-merge-patch+json':
+      return applyStrategicMergePatch(kind, target, document);
     case 'merge':
     case 'application/merge-patch+json':
       if (typeof document !== 'object' || document === null || Array.isArray(document)) {

@@ -46,6 +46,7 @@ const MAX_URL_CHARS = 16 * 1024;
 const PATCH_CONTENT_TYPES: Record<string, string> = {
   'application/merge-patch+json': 'merge',
   'application/json-patch+json': 'json',
+  'application/strategic-merge-patch+json': 'strategic',
 };
 
 function send(res: RestResponse, code: number, body: string, contentType = 'application/json'): void {
@@ -280,7 +281,7 @@ export function restHandler(
         if (!patchType)
           throw new ApiError(
             'BadRequest',
-            `the patch type "${echo(contentType, 80)}" is not supported yet; send application/merge-patch+json or application/json-patch+json (kubectl: --type merge or --type json)`,
+            `the patch type "${echo(contentType, 80)}" is not supported yet; send application/merge-patch+json, application/json-patch+json or application/strategic-merge-patch+json (server-side apply is not served yet)`,
           );
         const patch = await readBody(req);
         const obj = await api.patch(id, {

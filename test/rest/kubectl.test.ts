@@ -256,6 +256,38 @@ spec:
     await expect(c.admin.get('Namespace', ns)).rejects.toSatisfy(isNotFound);
   }, 90_000);
 
+  it('applies a manifest, then a change to it (client-side apply: a strategic merge patch), and cordons a node', async () => {
+    const ns = `applied-${minor.replace('.', '-')}`;
+    const file = join(c.home, `apply-${minor}.yaml`);
+    writeFileSync(
+      file,
+      `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n  labels: { stage: one, keep: \"yes\" }\n`,
+    );
+    const first = await kubectl(['apply', '-f', file], { minor });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain(`namespace/${ns} created`);
+    writeFileSync(
+      file,
+      `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n  labels: { stage: two }\n`,
+    );
+    const second = await kubectl(['apply', '-f', file], { minor });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain(`namespace/${ns} configured`);
+    // The label the manifest dropped is gone (three-way merge), the changed one changed.
+    expect((await c.admin.get('Namespace', ns)).metadata?.labels).toEqual({ stage: 'two' });
+    await c.admin.delete('Namespace', ns);
+
+    const cordoned = await kubectl(['cordon', 'kc-1'], { minor });
+    expect(cordoned.code, cordoned.stderr).toBe(0);
+    expect(cordoned.stdout).toContain('node/kc-1 cordoned');
+    expect((await c.admin.get('Node', 'kc-1')).spec?.unschedulable).toBe(true);
+    const status = await kubectl(['get', 'node', 'kc-1', '--no-headers'], { minor });
+    expect(status.stdout).toMatch(/^kc-1\s+Ready,SchedulingDisabled\s/);
+    const uncordoned = await kubectl(['uncordon', 'kc-1'], { minor });
+    expect(uncordoned.code, uncordoned.stderr).toBe(0);
+    expect((await c.admin.get('Node', 'kc-1')).spec?.unschedulable).toBeFalsy();
+  });
+
   it('prints errors as a Kubernetes apiserver does, and changes nothing', async () => {
     const missing = await kubectl(['get', 'pod', 'nope', '-n', 'default'], { minor });
     expect(missing.code).toBe(1);

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { isApiError } from '../../client/api/errors.js';
+import { applyStrategicMergePatch } from './strategicmerge.js';
+
+const pod = () => ({
+  metadata: { name: 'p', labels: { app: 'web', tier: 'a' }, finalizers: ['x', 'y'] },
+  spec: {
+    containers: [
+      { name: 'web', image: 'nginx:1', env: [{ name: 'A', value: '1' }], ports: [{ containerPort: 80 }] },
+      { name: 'side', image: 'busybox' },
+    ],
+    tolerations: [{ key: 'a', operator: 'Exists' }],
+  },
+  status: {
+    conditions: [
+      { type: 'Ready', status: 'False' },
+      { type: 'PodScheduled', status: 'True' },
+    ],
+  },
+});
+
+describe('strategic merge patch', () => {
+  it('merges containers by name, their env by name and ports by containerPort, keeping the rest', () => {
+    const out = applyStrategicMergePatch('Pod', pod(), {
+      spec: {
+        containers: [
+          {
+            name: 'web',
+            image: 'nginx:2',
+            env: [{ name: 'B', value: '2' }],
+            ports: [{ containerPort: 443 }],
+          },
+        ],
+      },
+    }) as ReturnType<typeof pod>;
+    expect(out.spec.containers).toEqual([
+      {
+        name: 'web',
+        image: 'nginx:2',
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+        ports: [{ containerPort: 80 }, { containerPort: 443 }],
+      },
+      { name: 'side', image: 'busybox' },
+    ]);
+  });
+
+  it('deletes an item with $patch: delete, replaces a list with $patch: replace, and replaces lists without a strategy', () => {
+    const deleted = applyStrategicMergePatch('Pod', pod(), {
+      spec: {
+        containers: [{ name: 'side', $patch: 'delete' }],
+        tolerations: [{ key: 'b', operator: 'Exists' }],
+      },
+    }) as ReturnType<typeof pod>;
+    expect(deleted.spec.containers.map((c) => c.name)).toEqual(['web']);
+    expect(deleted.spec.tolerations).toEqual([{ key: 'b', operator: 'Exists' }]);
+    const replaced = applyStrategicMergePatch('Pod', pod(), {
+      spec: { containers: [{ name: 'only', image: 'x' }, { $patch: 'replace' }] },
+    }) as ReturnType<typeof pod>;
+    expect(replaced.spec.containers).toEqual([{ name: 'only', image: 'x' }]);
+  });
+
+  it('merges conditions by type, finalizers as a set, and honours the directives kubectl sends', () => {
+    const out = applyStrategicMergePatch('Pod', pod(), {
+      metadata: {
+        labels: { tier: null, new: 'yes' },
+        finalizers: ['z'],
+        '$deleteFromPrimitiveList/finalizers': ['x'],
+      },
+      status: {
+        conditions: [{ type: 'Ready', status: 'True' }],
+        '$setElementOrder/conditions': [{ type: 'Ready' }],
+      },
+    }) as ReturnType<typeof pod> & { metadata: { labels: Record<string, string> } };
+    expect(out.metadata.labels).toEqual({ app: 'web', new: 'yes' });
+    expect(out.metadata.finalizers).toEqual(['y', 'z']);
+    expect(out.status.conditions).toEqual([
+      { type: 'Ready', status: 'True' },
+      { type: 'PodScheduled', status: 'True' },
+    ]);
+    expect(JSON.stringify(out)).not.toContain('$');
+  });
+
+  it('keeps only the fields $retainKeys lists, and merges the pod template of a DaemonSet the same way', () => {
+    const ds = {
+      spec: {
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+        template: {
+          spec: {
+            containers: [
+              { name: 'a', image: '1' },
+              { name: 'b', image: '1' },
+            ],
+          },
+        },
+      },
+    };
+    const out = applyStrategicMergePatch('DaemonSet', ds, {
+      spec: {
+        updateStrategy: { type: 'OnDelete', $retainKeys: ['type'] },
+        template: { spec: { containers: [{ name: 'b', image: '2' }] } },
+      },
+    }) as typeof ds;
+    expect(out.spec.updateStrategy).toEqual({ type: 'OnDelete' });
+    expect(out.spec.template.spec.containers).toEqual([
+      { name: 'a', image: '1' },
+      { name: 'b', image: '2' },
+    ]);
+  });
+
+  it('refuses an item without its merge key, naming where', () => {
+    let caught: unknown;
+    try {
+      applyStrategicMergePatch('Pod', pod(), { spec: { containers: [{ image: 'x' }] } });
+    } catch (err) {
+      caught = err;
+    }
+    expect(isApiError(caught, 'BadRequest')).toBe(true);
+    expect((caught as Error).message).toContain('spec.containers[0]');
+    expect((caught as Error).message).toContain('"name"');
+  });
+});

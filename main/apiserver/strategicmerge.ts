@@ -1,0 +1,176 @@
+/**
+ * Kubernetes' strategic merge patch (k8s.io/apimachinery/pkg/util/strategicpatch), which
+ * kubectl sends for built-in kinds (apply, edit, cordon, rollout restart): a JSON merge patch,
+ * except that the lists Kubernetes marks `patchStrategy: merge` are merged item by item on their
+ * merge key (containers by name, conditions by type, …) instead of replaced, and the directives
+ * `$patch` (replace, delete), `$setElementOrder/…`, `$deleteFromPrimitiveList/…` and
+ * `$retainKeys` are honoured. Which lists merge, and on what, is Kubernetes' table for the
+ * kinds kubelab serves (MERGE_KEYS); every other list is replaced, as Kubernetes does.
+ */
+import { ApiError, echo } from '../../client/api/errors.js';
+
+/** A list's merge key, or "" for a list of scalars merged as a set. */
+type MergeRule = string;
+
+const POD_SPEC: Record<string, MergeRule> = {
+  containers: 'name',
+  initContainers: 'name',
+  ephemeralContainers: 'name',
+  volumes: 'name',
+  imagePullSecrets: 'name',
+  hostAliases: 'ip',
+  'containers[].ports': 'containerPort',
+  'containers[].env': 'name',
+  'containers[].volumeMounts': 'mountPath',
+  'containers[].volumeDevices': 'devicePath',
+  'initContainers[].ports': 'containerPort',
+  'initContainers[].env': 'name',
+  'initContainers[].volumeMounts': 'mountPath',
+  'initContainers[].volumeDevices': 'devicePath',
+};
+
+function under(prefix: string, rules: Record<string, MergeRule>): Record<string, MergeRule> {
+  return Object.fromEntries(Object.entries(rules).map(([path, key]) => [`${prefix}.${path}`, key]));
+}
+
+const METADATA: Record<string, MergeRule> = {
+  'metadata.ownerReferences': 'uid',
+  'metadata.finalizers': '',
+};
+
+/** Kubernetes' patch strategies of the kinds kubelab serves, by path ([] marks list items). */
+const MERGE_KEYS: Record<string, Record<string, MergeRule>> = {
+  Pod: { ...METADATA, ...under('spec', POD_SPEC), 'status.conditions': 'type' },
+  DaemonSet: {
+    ...METADATA,
+    ...under('spec.template.spec', POD_SPEC),
+    'spec.template.metadata.ownerReferences': 'uid',
+    'spec.template.metadata.finalizers': '',
+    'status.conditions': 'type',
+  },
+  Node: {
+    ...METADATA,
+    'spec.podCIDRs': '',
+    'status.conditions': 'type',
+    'status.addresses': 'type',
+  },
+  Namespace: { ...METADATA, 'status.conditions': 'type' },
+};
+
+const SET_ORDER = '$setElementOrder/';
+const DELETE_FROM = '$deleteFromPrimitiveList/';
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function fail(path: string, why: string): never {
+  throw new ApiError(
+    'BadRequest',
+    `the strategic merge patch cannot be applied at ${echo(path || '.', 200)}: ${why}`,
+  );
+}
+
+function mergeList(
+  kind: string,
+  path: string,
+  current: unknown,
+  patch: unknown[],
+  deleteFrom: unknown[] | undefined,
+): unknown[] {
+  const rule = MERGE_KEYS[kind]?.[path];
+  const base = Array.isArray(current) ? current : [];
+  if (rule === undefined) {
+    // Replaced, as a JSON merge patch does; `$patch` items have no meaning here.
+    return patch.map((item, i) =>
+      isObject(item) ? mergeObject(kind, `${path}[]`, undefined, item, `${path}[${i}]`) : item,
+    );
+  }
+  if (rule === '') {
+    // A set of scalars: the patch's items are added, those listed for deletion removed.
+    const out = base.filter((v) => !(deleteFrom ?? []).includes(v));
+    for (const v of patch) if (!out.includes(v)) out.push(v);
+    return out;
+  }
+  if (patch.some((item) => isObject(item) && item.$patch === 'replace'))
+    return patch.filter((item) => !(isObject(item) && item.$patch === 'replace'));
+  const out = base.map((v) => (isObject(v) ? { ...v } : v)) as unknown[];
+  for (const [i, item] of patch.entries()) {
+    if (!isObject(item)) fail(`${path}[${i}]`, `items of this list are objects merged on "${rule}"`);
+    const key = item[rule];
+    if (key === undefined) fail(`${path}[${i}]`, `the item has no "${rule}", the key this list merges on`);
+    const at = out.findIndex((v) => isObject(v) && v[rule] === key);
+    if (item.$patch === 'delete') {
+      if (at >= 0) out.splice(at, 1);
+      continue;
+    }
+    const merged = mergeObject(kind, `${path}[]`, at >= 0 ? out[at] : undefined, item, `${path}[${i}]`);
+    if (at >= 0) out[at] = merged;
+    else out.push(merged);
+  }
+  return out;
+}
+
+/** `typePath` names the field in MERGE_KEYS' terms; `where` is for messages. */
+function mergeObject(
+  kind: string,
+  typePath: string,
+  current: unknown,
+  patch: Record<string, unknown>,
+  where: string,
+): Record<string, unknown> {
+  if (patch.$patch === 'replace') {
+    const { $patch: _replace, ...rest } = patch;
+    return rest;
+  }
+  if (patch.$patch !== undefined && patch.$patch !== 'merge')
+    fail(where, `$patch "${echo(String(patch.$patch), 20)}" is not one of replace, merge or delete`);
+  const out: Record<string, unknown> = isObject(current) ? { ...current } : {};
+  const retain = patch.$retainKeys;
+  for (const [field, value] of Object.entries(patch)) {
+    if (field === '$patch' || field === '$retainKeys' || field.startsWith(SET_ORDER)) continue;
+    if (field.startsWith(DELETE_FROM)) continue;
+    const fieldPath = typePath ? `${typePath}.${field}` : field;
+    const fieldWhere = where ? `${where}.${field}` : field;
+    if (value === null) {
+      delete out[field];
+    } else if (Array.isArray(value)) {
+      const deleteFrom = patch[`${DELETE_FROM}${field}`];
+      out[field] = mergeList(
+        kind,
+        fieldPath,
+        out[field],
+        value,
+        Array.isArray(deleteFrom) ? deleteFrom : undefined,
+      );
+    } else if (isObject(value)) {
+      if (value.$patch === 'delete') delete out[field];
+      else out[field] = mergeObject(kind, fieldPath, out[field], value, fieldWhere);
+    } else {
+      out[field] = value;
+    }
+  }
+  // Deletions from a primitive list the patch does not otherwise touch.
+  for (const [field, value] of Object.entries(patch)) {
+    if (!field.startsWith(DELETE_FROM)) continue;
+    const name = field.slice(DELETE_FROM.length);
+    if (name in patch) continue;
+    if (!Array.isArray(value)) fail(`${where}.${field}`, 'must be a list');
+    if (Array.isArray(out[name])) out[name] = (out[name] as unknown[]).filter((v) => !value.includes(v));
+  }
+  if (retain !== undefined) {
+    if (!Array.isArray(retain) || !retain.every((k) => typeof k === 'string'))
+      fail(`${where}.$retainKeys`, 'must be a list of field names');
+    for (const field of Object.keys(out)) if (!retain.includes(field)) delete out[field];
+  }
+  return out;
+}
+
+export function applyStrategicMergePatch(kind: string, target: unknown, patch: unknown): unknown {
+  if (!isObject(patch))
+    throw new ApiError(
+      'BadRequest',
+      'a strategic merge patch must be a JSON object, e.g. {"spec":{"unschedulable":true}}',
+    );
+  return mergeObject(kind, '', target, patch, '');
+}
