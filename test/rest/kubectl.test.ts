@@ -261,7 +261,7 @@ spec:
     const file = join(c.home, `apply-${minor}.yaml`);
     writeFileSync(
       file,
-      `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n  labels: { stage: one, keep: \"yes\" }\n`,
+      `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n  labels: { stage: one, keep: "yes" }\n`,
     );
     const first = await kubectl(['apply', '-f', file], { minor });
     expect(first.code, first.stderr).toBe(0);
