@@ -58,7 +58,7 @@ function send(res: RestResponse, code: number, body: string, contentType = 'appl
   res.end(body);
 }
 
-export function sendError(res: RestResponse, err: ApiError): void {
+function sendError(res: RestResponse, err: ApiError): void {
   const status = statusOf(err);
   if (err.details.retryAfterSeconds && !res.headersSent)
     res.setHeader('retry-after', String(err.details.retryAfterSeconds));
@@ -308,6 +308,7 @@ export function restHandler(
       }
       case 'deletecollection': {
         const opts = deleteOptions(await readBody(req), url);
+        const dryRun = opts.dryRun || dryRunOf(url);
         const list = await api.list(id, { kind, namespace, ...selectors });
         const gone: KubeObject[] = [];
         for (const item of list.items) {
@@ -317,7 +318,7 @@ export function restHandler(
             namespace: meta.namespace,
             name: meta.name,
             ...opts,
-            dryRun: opts.dryRun || dryRunOf(url),
+            dryRun,
           });
           gone.push(res1.object);
         }

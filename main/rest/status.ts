@@ -54,7 +54,7 @@ export interface Status {
   code: number;
 }
 
-export function httpCodeOf(reason: Reason): number {
+function httpCodeOf(reason: Reason): number {
   return HTTP_CODE[reason] ?? 500;
 }
 
@@ -115,8 +115,4 @@ export function statusOf(err: ApiError): Status {
     details: hasDetails ? details : undefined,
     code: httpCodeOf(err.reason),
   };
-}
-
-export function successStatus(details?: Status['details']): Status {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details, code: 200 };
 }
