@@ -30,6 +30,8 @@ export interface Args {
   restartEveryMs: number;
   stores: StoreName[];
   roundWaitMs: number;
+  /** A round starts this long after the one before (later when that one took longer). */
+  roundEveryMs: number;
   drainMs: number;
   record: boolean;
 }
@@ -79,6 +81,8 @@ export interface StoreRun {
   caller: Caller;
   readyMs: number;
   rounds: RoundResult[];
+  /** Rounds that took longer than --round-every, so the next one started late. */
+  lateRounds: number;
   restarts: RestartRecord[];
   sizes: SizeSample[];
   baseline?: Snapshot;
@@ -272,6 +276,7 @@ function loopTable(runs: StoreRun[], args: Args): string {
     const gone = r.rounds.filter((x) => x.goneMs !== undefined).length;
     return `${r.rounds.length} (${running} / ${gone})`;
   });
+  row(`rounds that took longer than the ${fmt(args.roundEveryMs / 1000, 0)} s cadence`, (r) => fmt(r.lateRounds, 0));
   row('pods created and deleted', (r) =>
     fmt(
       r.rounds.reduce((n, x) => n + x.expected, 0),
@@ -330,7 +335,7 @@ export function renderSection(
   out.push(
     `Settings: ${runs.map((r) => `\`kubelab server --store ${r.store}\``).join(' and ')} side by side${args.stores.includes('etcd') ? ' (etcd on a real etcd started on 127.0.0.1 for the run)' : ''}, ` +
       `each with its in-process controllers and ${args.nodes} hollow nodes in one \`kubelab-agent --hollow\` (hollow pods); ` +
-      `for ${fmt(args.minutes, 1)} min, rounds of: a namespace with ${args.pods} pods, ${args.pods} bare pods and a DaemonSet ` +
+      `for ${fmt(args.minutes, 1)} min, a round every ${fmt(args.roundEveryMs / 1000, 0)} s (or as soon as the one before ended) of: a namespace with ${args.pods} pods, ${args.pods} bare pods and a DaemonSet ` +
       `(${args.nodes} pods) created, waited for until Running (≤ ${fmt(args.roundWaitMs / 1000, 0)} s), deleted (the DaemonSet in the ` +
       `background or the foreground, every other round; the namespace with its pods), waited for until gone. Each control plane ` +
       `restarted every ${fmt(args.restartEveryMs / 60_000, 2)} min (the SQLite one half an interval after the etcd one), every third ` +

@@ -14,7 +14,10 @@
  * TTL, 5 minutes here with --event-ttl, are clocked), and a run takes 30 minutes, not an hour.
  * `--stores sqlite` runs one.
  *
- * The loop, on each control plane, round after round until the time is up (soak-workload.ts):
+ * The loop, on each control plane, a round every --round-every seconds (30; the next at once when
+ * one takes longer) until the time is up (soak-workload.ts). A steady cadence rather than as fast
+ * as the machine goes: the history a store keeps follows its write rate, and the size check
+ * below means "bounded" only under a write rate that does not drift with the machine's load.
  * a namespace `soak-r<N>` with --pods (50) pods in it, --pods bare pods in namespace `soak`, and
  * a DaemonSet there (a pod on every node) are created; the bench waits (≤ --round-wait, 120 s)
  * until all of them are Running, then deletes the DaemonSet (in the background, or in the
@@ -42,7 +45,7 @@
  *   - no control plane or fleet exited on its own.
  *
  * Options: --minutes 30, --nodes 200, --pods 50, --restart-every <minutes>, --stores
- * etcd,sqlite, --round-wait 120 (s), --drain 180 (s), --no-record (print only; for trial runs).
+ * etcd,sqlite, --round-wait 120 (s), --round-every 30 (s), --drain 180 (s), --no-record (print only; for trial runs).
  * A short trial: `npm run bench:soak -- --minutes 3 --nodes 50 --no-record`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -95,6 +98,7 @@ function parseArgs(argv: string[]): Args {
     restartEveryMs: 0,
     stores: ['etcd', 'sqlite'],
     roundWaitMs: 120_000,
+    roundEveryMs: 30_000,
     drainMs: 180_000,
     record: true,
   };
@@ -116,6 +120,7 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--pods') args.pods = number(value(), a, true);
     else if (a === '--restart-every') restartMinutes = number(value(), a, false);
     else if (a === '--round-wait') args.roundWaitMs = number(value(), a, false) * 1000;
+    else if (a === '--round-every') args.roundEveryMs = number(value(), a, false) * 1000;
     else if (a === '--drain') args.drainMs = number(value(), a, false) * 1000;
     else if (a === '--no-record') args.record = false;
     else if (a === '--stores') {
@@ -231,7 +236,7 @@ async function supervise(
 
 async function loop(run: StoreRun, args: Args, t0: number, deadline: number): Promise<void> {
   await ensureSoakNamespace(run.caller);
-  for (let round = 1; nowMs() < deadline; round++) {
+  for (let round = 1, start = nowMs(); start < deadline; round++) {
     if (run.fleet.exit)
       throw new Error(`${run.store}: the hollow fleet exited: ${run.fleet.tail.slice(-1500)}`);
     const r = await runRound(run.caller, round, t0, {
@@ -261,6 +266,12 @@ async function loop(run: StoreRun, args: Args, t0: number, deadline: number): Pr
       })}`,
     );
     for (const e of r.errors.slice(0, 3)) log(`${run.store} round ${round}: ${e}`);
+    // A steady cadence, not as fast as the machine allows: the history a store keeps follows
+    // its write rate, so a size check is only fair under a write rate that does not drift.
+    const next = start + args.roundEveryMs;
+    if (nowMs() > next) run.lateRounds++;
+    while (nowMs() < Math.min(next, deadline)) await sleep(250);
+    start = Math.max(next, nowMs());
   }
 }
 
@@ -344,6 +355,7 @@ async function main(): Promise<void> {
         caller,
         readyMs,
         rounds: [],
+        lateRounds: 0,
         restarts: [],
         sizes: [],
         fleetRssMiB: [memoryOf(fleet.pid).rss / MiB, NaN],
