@@ -11,6 +11,11 @@ export interface KindInfo {
   group: string;
   version: string;
   plural: string;
+  /**
+   * The resource in Kubernetes REST paths and discovery: the plural, unless the group names it
+   * otherwise (metrics.k8s.io serves NodeMetrics as `nodes`).
+   */
+  resource: string;
   singular: string;
   shortNames: string[];
   namespaced: boolean;
@@ -26,7 +31,7 @@ function kind(
   k: KindName,
   apiVersion: string,
   plural: string,
-  opts: { shortNames?: string[]; namespaced: boolean; hasStatus: boolean },
+  opts: { shortNames?: string[]; namespaced: boolean; hasStatus: boolean; resource?: string },
 ): KindInfo {
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
   return {
@@ -35,6 +40,7 @@ function kind(
     group,
     version,
     plural,
+    resource: opts.resource ?? plural,
     singular: k.toLowerCase(),
     shortNames: opts.shortNames ?? [],
     namespaced: opts.namespaced,
@@ -52,7 +58,11 @@ export const KINDS: readonly KindInfo[] = [
   kind('Lease', 'coordination.k8s.io/v1', 'leases', { namespaced: true, hasStatus: false }),
   kind('DaemonSet', 'apps/v1', 'daemonsets', { shortNames: ['ds'], namespaced: true, hasStatus: true }),
   kind('ControllerRevision', 'apps/v1', 'controllerrevisions', { namespaced: true, hasStatus: false }),
-  kind('NodeMetrics', 'metrics.k8s.io/v1beta1', 'nodemetrics', { namespaced: false, hasStatus: false }),
+  kind('NodeMetrics', 'metrics.k8s.io/v1beta1', 'nodemetrics', {
+    namespaced: false,
+    hasStatus: false,
+    resource: 'nodes',
+  }),
 ];
 
 const byName = new Map<string, KindInfo>();

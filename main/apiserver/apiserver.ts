@@ -5,7 +5,7 @@
  * reads and watches are served from the watch cache.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, echo, invalid, notFound } from '../../client/api/errors.js';
+import { ApiError, echo, invalid, isApiError, notFound } from '../../client/api/errors.js';
 import { knownKinds, resolveKind, type KindInfo } from '../../client/api/kinds.js';
 import { fieldNames } from '../../client/api/schema.js';
 import type {
@@ -21,6 +21,7 @@ import type {
   BindRequest,
   DeleteRequest,
   GetRequest,
+  KindName,
   KubeObject,
   ListRequest,
   ListResult,
@@ -41,7 +42,14 @@ import { clone, deepEqual } from '../../client/util/objects.js';
 import type { Logger } from '../logging.js';
 import { isStorageError, StorageError, type KeyValue, type Storage } from '../storage/types.js';
 import { admitCreate, admitDelete, PROTECTED_NAMESPACES, type AdmissionContext } from './admission.js';
-import { cannotWrite, roleAuthorizer, type Authorizer, type RequestAttributes } from './auth.js';
+import {
+  cannotWrite,
+  roleAuthorizer,
+  type Authorizer,
+  type RequestAttributes,
+  type Verb,
+  whyForbidden,
+} from './auth.js';
 import { Cacher } from './cacher.js';
 import { decodeStored, encodeForStore, kindPrefix, objectKey } from './codec.js';
 import { EventExpiry } from './eventttl.js';
@@ -518,6 +526,33 @@ export class ApiServer implements LocalApi {
     }
   }
 
+  /** A subresource write named by its URL (pods/eviction, pods/binding), authorized before its body is read. */
+  authorizeSubresource(
+    id: Identity,
+    verb: Verb,
+    kind: KindName,
+    namespace: string | undefined,
+    name: string,
+    subresource: string,
+  ): void {
+    const info = kindOf(kind);
+    this.authorize(id, { verb, info, namespace: this.namespaceOf(info, namespace), name, subresource });
+  }
+
+  /**
+   * A SelfSubjectAccessReview's question, answered by the same authorizer every request meets:
+   * would it allow these attributes, and if not, why.
+   */
+  wouldAllow(id: Identity, attrs: RequestAttributes): { allowed: boolean; reason?: string } {
+    try {
+      this.authorize(id, attrs);
+      return { allowed: true };
+    } catch (err) {
+      if (isApiError(err, 'Forbidden')) return { allowed: false, reason: whyForbidden(err) };
+      throw err;
+    }
+  }
+
   /** The object a write carries: read from its manifest within the parse limits, or as sent; then schema-checked. */
   private async intake(req: WriteRequest): Promise<Intake> {
     const fromManifest = req.manifest !== undefined && req.manifest !== '';
@@ -927,12 +962,34 @@ export class ApiServer implements LocalApi {
   }
 
   async delete(id: Identity, req: DeleteRequest): Promise<{ object: KubeObject; deleted: boolean }> {
+    return this.deleteAuthorizedAs(id, req, 'delete');
+  }
+
+  /**
+   * pods/eviction (policy/v1 Eviction, what `kubectl drain` sends): a delete the caller may make
+   * with `create pods/eviction`. Kubernetes first checks PodDisruptionBudgets; kubelab has none,
+   * so every eviction is allowed, as on a cluster without budgets.
+   */
+  async evict(
+    id: Identity,
+    req: Omit<DeleteRequest, 'kind'>,
+  ): Promise<{ object: KubeObject; deleted: boolean }> {
+    return this.deleteAuthorizedAs(id, { ...req, kind: 'Pod' }, 'eviction');
+  }
+
+  private async deleteAuthorizedAs(
+    id: Identity,
+    req: DeleteRequest,
+    as: 'delete' | 'eviction',
+  ): Promise<{ object: KubeObject; deleted: boolean }> {
     return this.guard(async () => {
       const strategy = this.strategyOf(req.kind);
       const info = strategy.info;
       const namespace = this.namespaceOf(info, req.namespace);
       const name = this.requireName(info, req.name);
-      this.authorize(id, { verb: 'delete', info, namespace, name });
+      if (as === 'eviction')
+        this.authorize(id, { verb: 'create', info, namespace, name, subresource: 'eviction' });
+      else this.authorize(id, { verb: 'delete', info, namespace, name });
       const policy = propagationPolicyOf(req.propagationPolicy);
       if (req.gracePeriodSeconds !== undefined && req.gracePeriodSeconds < 0) {
         throw new ApiError('BadRequest', 'gracePeriodSeconds must not be negative; use 0 to delete now');

@@ -36,11 +36,17 @@ export function forbidden(id: Identity, attrs: RequestAttributes, why: string): 
         ? ' across all namespaces'
         : '';
   const target = attrs.name ? ` "${echo(attrs.name, 300)}"` : '';
-  return new ApiError(
+  const err = new ApiError(
     'Forbidden',
     `${resource}${target} is forbidden: user "${echo(id.name)}" cannot ${attrs.verb} resource "${resource}"${where}: ${why}`,
     { kind: attrs.info.kind, name: attrs.name, namespace: attrs.namespace },
   );
+  return Object.assign(err, { why });
+}
+
+/** The authorizer's reason alone (what `kubectl auth can-i` prints after "no - "). */
+export function whyForbidden(err: ApiError): string {
+  return (err as ApiError & { why?: string }).why ?? err.message;
 }
 
 /** Decides on the request line alone; object-level rules for nodes run in admission. */

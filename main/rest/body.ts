@@ -14,10 +14,10 @@ function tooLarge(size: string): ApiError {
   );
 }
 
-export async function readBody(
-  req: Readable & { headers: Record<string, string | string[] | undefined> },
-  limit = MAX_REQUEST_BYTES,
-): Promise<string> {
+type BodyStream = Readable & { headers: Record<string, string | string[] | undefined> };
+
+/** The body's bytes (a protobuf body); readBody for text. */
+export async function readBytes(req: BodyStream, limit = MAX_REQUEST_BYTES): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     drain(req, limit);
@@ -33,7 +33,12 @@ export async function readBody(
     }
     chunks.push(chunk as Buffer);
   }
-  const body = Buffer.concat(chunks);
+  return Buffer.concat(chunks);
+}
+
+/** The body as text: JSON or YAML, which must be UTF-8. */
+export async function readBody(req: BodyStream, limit = MAX_REQUEST_BYTES): Promise<string> {
+  const body = await readBytes(req, limit);
   const text = body.toString('utf8');
   if (text.includes('\uFFFD') && !Buffer.from(text, 'utf8').equals(body))
     throw new ApiError('BadRequest', 'the request body is not valid UTF-8; send JSON or YAML text');

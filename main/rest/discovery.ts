@@ -7,6 +7,7 @@ import { arch, platform } from 'node:process';
 import type { KindInfo } from '../../client/api/kinds.js';
 import { VERSION } from '../version.js';
 import { kindsOf, servedGroups } from './paths.js';
+import { REVIEW_GROUP, REVIEW_RESOURCES } from './reviews.js';
 
 /** The Kubernetes release whose API and semantics kubelab follows. */
 export const KUBERNETES_MINOR = 33;
@@ -32,10 +33,25 @@ const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 /** Kinds `kubectl get all` shows (Kubernetes puts its workloads in the category "all"). */
 const CATEGORY_ALL = new Set(['Pod', 'DaemonSet']);
 
+interface Subresource {
+  name: string;
+  verbs: string[];
+  /** What the subresource takes when it is not the kind itself (pods/eviction: a policy/v1 Eviction). */
+  kind?: string;
+  group?: string;
+  version?: string;
+}
+
 /** The subresources each kind serves, with their verbs. */
-export function subresourcesOf(info: KindInfo): Array<{ name: string; verbs: string[] }> {
-  const out: Array<{ name: string; verbs: string[] }> = [];
+export function subresourcesOf(info: KindInfo): Subresource[] {
+  const out: Subresource[] = [];
   if (info.hasStatus) out.push({ name: 'status', verbs: ['get', 'patch', 'update'] });
+  if (info.kind === 'Pod')
+    out.push(
+      { name: 'binding', verbs: ['create'], kind: 'Binding' },
+      { name: 'eviction', verbs: ['create'], kind: 'Eviction', group: 'policy', version: 'v1' },
+      { name: 'log', verbs: ['get'] },
+    );
   return out;
 }
 
@@ -48,7 +64,7 @@ function resourceList(group: string, version: string): Record<string, unknown> {
   const resources: Array<Record<string, unknown>> = [];
   for (const info of kindsOf(group, version)) {
     resources.push({
-      name: info.plural,
+      name: info.resource,
       singularName: info.singular,
       namespaced: info.namespaced,
       kind: info.kind,
@@ -58,13 +74,23 @@ function resourceList(group: string, version: string): Record<string, unknown> {
     });
     for (const sub of subresourcesOf(info))
       resources.push({
-        name: `${info.plural}/${sub.name}`,
+        name: `${info.resource}/${sub.name}`,
         singularName: '',
         namespaced: info.namespaced,
-        kind: info.kind,
+        ...(sub.group !== undefined ? { group: sub.group, version: sub.version } : {}),
+        kind: sub.kind ?? info.kind,
         verbs: sub.verbs,
       });
   }
+  if (group === REVIEW_GROUP)
+    for (const r of REVIEW_RESOURCES)
+      resources.push({
+        name: r.resource,
+        singularName: '',
+        namespaced: false,
+        kind: r.kind,
+        verbs: ['create'],
+      });
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',

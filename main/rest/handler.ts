@@ -8,14 +8,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { ApiError, echo } from '../../client/api/errors.js';
 import type { Identity } from '../../client/api/local.js';
-import type { DeleteRequest, KubeObject } from '../../client/api/types.js';
-import { parseJson } from '../../client/parse/json.js';
-import { DEFAULT_PARSE_LIMITS } from '../../client/parse/limits.js';
+import type { KubeObject } from '../../client/api/types.js';
 import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
-import { parseApiError } from '../apiserver/manifests.js';
 import type { TokenStore } from '../grpc/tokens.js';
 import type { Logger } from '../logging.js';
 import { readBody } from './body.js';
+import { deleteOptions, dryRunOf, intParam, param } from './query.js';
+import { readOptionalObject, readWriteBody } from './requestbody.js';
+import { POD_SUBRESOURCES, servePodSubresource, type PodSubresource } from './podsubresources.js';
+import { answerReview } from './reviews.js';
 import { discoveryDocument, versionInfo } from './discovery.js';
 import { jsonOfEntry, jsonOfObject, listJson } from './encoding.js';
 import { parseRestRequest, type RestRequest } from './paths.js';
@@ -67,38 +68,6 @@ function sendError(res: RestResponse, err: ApiError): void {
   send(res, status.code, JSON.stringify(status));
 }
 
-/** JSON and YAML; anything else (kubectl tries protobuf first) gets a 415, and clients fall back to JSON. */
-const BODY_TYPES = new Set(['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml', '']);
-
-function checkBodyType(req: RestRequestMessage): string {
-  const type = String(req.headers['content-type'] ?? '')
-    .split(';')[0]
-    .trim()
-    .toLowerCase();
-  if (!BODY_TYPES.has(type))
-    throw new ApiError(
-      'UnsupportedMediaType',
-      `the body's content type "${echo(type, 80)}" is not supported; send application/json or application/yaml`,
-    );
-  return type;
-}
-
-/** A JSON body, within the parse limits: one object. */
-function jsonObjectOf(text: string): KubeObject {
-  let value: unknown;
-  try {
-    value = parseJson(text, DEFAULT_PARSE_LIMITS, { rejectDuplicateKeys: true, what: 'the request body' });
-  } catch (err) {
-    throw parseApiError(err);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new ApiError(
-      'BadRequest',
-      'the request body must be a JSON object with apiVersion, kind and metadata',
-    );
-  return value as KubeObject;
-}
-
 function authenticate(tokens: TokenStore, header: string | undefined): Identity {
   if (!header)
     throw new ApiError(
@@ -113,65 +82,6 @@ function authenticate(tokens: TokenStore, header: string | undefined): Identity 
       'the bearer token is not valid (unknown, malformed or expired); get a current token from the cluster admin',
     );
   return id;
-}
-
-function dryRunOf(url: URL): boolean {
-  const values = url.searchParams.getAll('dryRun');
-  for (const v of values)
-    if (v !== 'All')
-      throw new ApiError('BadRequest', `dryRun "${echo(v, 40)}" is not supported; the only value is All`);
-  return values.length > 0;
-}
-
-function intParam(url: URL, name: string): number | undefined {
-  const v = url.searchParams.get(name);
-  if (v === null || v === '') return undefined;
-  if (!/^-?\d{1,10}$/.test(v))
-    throw new ApiError('BadRequest', `${name} "${echo(v, 40)}" is not a whole number`);
-  return Number(v);
-}
-
-function param(url: URL, name: string): string | undefined {
-  return url.searchParams.get(name) ?? undefined;
-}
-
-/** DeleteOptions from the body (kubectl sends them there) and the query (curl users do). */
-function deleteOptions(body: string, url: URL): Partial<DeleteRequest> {
-  let options: Record<string, unknown> = {};
-  if (body.trim()) {
-    let parsed: unknown;
-    try {
-      parsed = parseJson(body, DEFAULT_PARSE_LIMITS, { what: 'the DeleteOptions' });
-    } catch (err) {
-      throw parseApiError(err);
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new ApiError('BadRequest', 'the request body must be a DeleteOptions object');
-    options = parsed as Record<string, unknown>;
-  }
-  const grace = options.gracePeriodSeconds ?? intParam(url, 'gracePeriodSeconds');
-  if (grace !== undefined && (typeof grace !== 'number' || !Number.isInteger(grace)))
-    throw new ApiError('BadRequest', 'gracePeriodSeconds must be a whole number of seconds');
-  const propagation = options.propagationPolicy ?? param(url, 'propagationPolicy');
-  if (propagation !== undefined && typeof propagation !== 'string')
-    throw new ApiError('BadRequest', 'propagationPolicy must be Background, Foreground or Orphan');
-  const pre = options.preconditions as { uid?: unknown; resourceVersion?: unknown } | undefined;
-  if (pre !== undefined && (typeof pre !== 'object' || pre === null))
-    throw new ApiError('BadRequest', 'preconditions must be an object with uid and/or resourceVersion');
-  const dryRun = options.dryRun;
-  if (dryRun !== undefined && !(Array.isArray(dryRun) && dryRun.every((d) => d === 'All')))
-    throw new ApiError('BadRequest', 'dryRun must be ["All"] or left out');
-  return {
-    gracePeriodSeconds: grace as number | undefined,
-    propagationPolicy: propagation as string | undefined,
-    preconditions: pre
-      ? {
-          uid: typeof pre.uid === 'string' ? pre.uid : undefined,
-          resourceVersion: typeof pre.resourceVersion === 'string' ? pre.resourceVersion : undefined,
-        }
-      : undefined,
-    dryRun: Array.isArray(dryRun) && dryRun.length > 0,
-  };
 }
 
 export function restHandler(
@@ -189,13 +99,30 @@ export function restHandler(
   ): Promise<void> {
     const kind = r.info.kind;
     const { namespace, name, subresource } = r;
+    if (
+      kind === 'Pod' &&
+      name !== undefined &&
+      (POD_SUBRESOURCES as readonly string[]).includes(subresource ?? '')
+    )
+      return servePodSubresource({
+        api,
+        id,
+        subresource: subresource as PodSubresource,
+        verb: r.verb,
+        namespace,
+        name,
+        req,
+        res,
+        url,
+        dryRun: dryRunOf(url),
+      });
     if (subresource !== undefined && subresource !== 'status')
       throw new ApiError(
         'NotFound',
-        `${r.info.plural}/${echo(subresource, 40)} is not served; \`kubectl api-resources\` lists what is`,
+        `${r.info.resource}/${echo(subresource, 40)} is not served; \`kubectl api-resources\` lists what is`,
       );
     if (subresource === 'status' && !r.info.hasStatus)
-      throw new ApiError('NotFound', `${r.info.plural} have no status subresource`);
+      throw new ApiError('NotFound', `${r.info.resource} have no status subresource`);
     const table = tableRequested(
       Array.isArray(req.headers.accept) ? req.headers.accept.join(',') : req.headers.accept,
       url.searchParams.get('includeObject'),
@@ -261,10 +188,7 @@ export function restHandler(
         const write = { kind, name, namespace, dryRun: dryRunOf(url) };
         // Authorized on the URL before a byte of the body is read.
         api.authorizeEnvelope(id, r.verb, write, subresource === 'status' ? 'status' : undefined);
-        const isJson = checkBodyType(req) === 'application/json';
-        const text = await readBody(req);
-        // JSON is read as JSON (its syntax errors named as such); YAML through the manifest reader.
-        const body = isJson ? { object: jsonObjectOf(text), wireKind: kind } : { manifest: text };
+        const body = await readWriteBody(req, kind);
         if (r.verb === 'create')
           return send(res, 201, jsonOfObject(await api.create(id, { ...write, ...body })));
         const updated =
@@ -296,7 +220,7 @@ export function restHandler(
         return send(res, 200, jsonOfObject(obj));
       }
       case 'delete': {
-        const opts = deleteOptions(await readBody(req), url);
+        const opts = deleteOptions(await readOptionalObject(req, 'DeleteOptions'), url);
         const deleted = await api.delete(id, {
           kind,
           namespace,
@@ -307,7 +231,7 @@ export function restHandler(
         return send(res, 200, jsonOfObject(deleted.object));
       }
       case 'deletecollection': {
-        const opts = deleteOptions(await readBody(req), url);
+        const opts = deleteOptions(await readOptionalObject(req, 'DeleteOptions'), url);
         const dryRun = opts.dryRun || dryRunOf(url);
         const list = await api.list(id, { kind, namespace, ...selectors });
         const gone: KubeObject[] = [];
@@ -346,6 +270,10 @@ export function restHandler(
     const auth = req.headers.authorization;
     const id = authenticate(tokens, Array.isArray(auth) ? auth[0] : auth);
     if (r.type === 'resource') return serveResource(id, r, req, res, url);
+    if (r.type === 'review') {
+      const answer = answerReview(api, id, r.review, await readOptionalObject(req, r.review.kind));
+      return send(res, 201, JSON.stringify(answer));
+    }
     if (r.type === 'openapiV2') {
       const doc = openApiV2(String(req.headers.accept ?? '').includes('protobuf'));
       res.writeHead(200, { 'content-type': doc.contentType });

@@ -102,8 +102,8 @@ function pathsOf(group: string, version: string): Record<string, unknown> {
     const ref = `#/components/schemas/${schemaName(kind.messageType)}`;
     const verbs = new Set(verbsOf(kind));
     const scope = kind.namespaced
-      ? `${base}/namespaces/{namespace}/${kind.plural}`
-      : `${base}/${kind.plural}`;
+      ? `${base}/namespaces/{namespace}/${kind.resource}`
+      : `${base}/${kind.resource}`;
     const scopeParams = kind.namespaced ? [PATH('namespace')] : [];
     const writes = ['dryRun', 'fieldManager', 'fieldValidation'];
     paths[scope] = {

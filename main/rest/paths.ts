@@ -5,6 +5,7 @@
  */
 import { ApiError, echo } from '../../client/api/errors.js';
 import { KINDS, type KindInfo } from '../../client/api/kinds.js';
+import { REVIEW_GROUP, REVIEW_RESOURCES, REVIEW_VERSION, type ReviewResource } from './reviews.js';
 
 export type RestVerb =
   'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -18,6 +19,7 @@ export type RestRequest =
   | { type: 'groups' }
   | { type: 'group'; group: string }
   | { type: 'resources'; group: string; version: string }
+  | { type: 'review'; review: ReviewResource }
   | {
       type: 'resource';
       verb: RestVerb;
@@ -40,6 +42,7 @@ export function servedGroups(): Array<{ group: string; versions: string[] }> {
     if (!groups.has(k.group)) groups.set(k.group, new Set());
     groups.get(k.group)!.add(k.version);
   }
+  groups.set(REVIEW_GROUP, new Set([REVIEW_VERSION]));
   return [...groups].map(([group, versions]) => ({ group, versions: [...versions] }));
 }
 
@@ -120,6 +123,17 @@ export function parseRestRequest(method: string, url: URL): RestRequest {
   } else {
     throw notFoundPath(path);
   }
+  if (group === REVIEW_GROUP && version === REVIEW_VERSION) {
+    if (!rest.length) return { type: 'resources', group, version };
+    const review = REVIEW_RESOURCES.find((r) => r.resource === rest[0]);
+    if (!review || rest.length > 1) throw notFoundPath(path);
+    if (method !== 'POST')
+      throw new ApiError(
+        'NotImplemented',
+        `${review.resource} can only be created (POST): a review is answered, not kept`,
+      );
+    return { type: 'review', review };
+  }
   if (!kindsOf(group, version).length) throw notFoundPath(path);
   if (!rest.length) return { type: 'resources', group, version };
 
@@ -130,7 +144,7 @@ export function parseRestRequest(method: string, url: URL): RestRequest {
     else namespace = undefined;
   }
   const [plural, name, subresource, ...extra] = rest;
-  const info = kindsOf(group, version).find((k) => k.plural === plural);
+  const info = kindsOf(group, version).find((k) => k.resource === plural);
   if (!info || extra.length) throw notFoundPath(path);
   if (namespace !== undefined && !info.namespaced) throw notFoundPath(path);
   const watchParam = isTrue(url.searchParams.get('watch'));
@@ -138,7 +152,7 @@ export function parseRestRequest(method: string, url: URL): RestRequest {
   if (verb === 'create' && name !== undefined && subresource === undefined)
     throw new ApiError(
       'NotImplemented',
-      `POST to a named ${info.kind} is not supported; POST to ${info.plural} to create one`,
+      `POST to a named ${info.kind} is not supported; POST to ${info.resource} to create one`,
     );
   if (watchParam && name !== undefined)
     throw new ApiError(

@@ -63,7 +63,7 @@ function detailsKind(kind: string | undefined): { kind?: string; group?: string 
   if (!kind) return {};
   try {
     const info = kindInfo(kind as KindName);
-    return { kind: info.plural, group: info.group || undefined };
+    return { kind: info.resource, group: info.group || undefined };
   } catch {
     return { kind };
   }

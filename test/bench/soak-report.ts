@@ -276,7 +276,9 @@ function loopTable(runs: StoreRun[], args: Args): string {
     const gone = r.rounds.filter((x) => x.goneMs !== undefined).length;
     return `${r.rounds.length} (${running} / ${gone})`;
   });
-  row(`rounds that took longer than the ${fmt(args.roundEveryMs / 1000, 0)} s cadence`, (r) => fmt(r.lateRounds, 0));
+  row(`rounds that took longer than the ${fmt(args.roundEveryMs / 1000, 0)} s cadence`, (r) =>
+    fmt(r.lateRounds, 0),
+  );
   row('pods created and deleted', (r) =>
     fmt(
       r.rounds.reduce((n, x) => n + x.expected, 0),

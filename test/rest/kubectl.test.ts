@@ -4,60 +4,33 @@
  * cluster's state. The newest kubectl and an older minor (`npm run fetch:kubectl` puts them in
  * .cache/kubectl; `npm test` runs it first).
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNotFound } from '../../client/api/errors.js';
 import { startCliCluster, type CliCluster } from '../cli/support.js';
 import { eventually } from '../support/wait.js';
-
-const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..', '..');
-const KUBELAB = join(ROOT, 'bin', 'kubelab.mjs');
-const KUBECTLS = ['1.33', '1.30'].map((minor) => ({
-  minor,
-  path: join(ROOT, '.cache', 'kubectl', minor, 'kubectl'),
-}));
+import {
+  checkKubectls,
+  KUBECTLS,
+  kubectlRunner,
+  mergedKubeconfig,
+  printedKubeconfig,
+  type Kubectl,
+} from './support.js';
 
 let c: CliCluster;
-let kubeconfig: string;
+let kubectl: Kubectl;
 
 beforeAll(async () => {
-  for (const k of KUBECTLS)
-    if (!existsSync(k.path))
-      throw new Error(`no kubectl ${k.minor} at ${k.path}: run \`npm run fetch:kubectl\``);
+  checkKubectls();
   c = await startCliCluster({ hollowNodes: 2, prefix: 'kc' });
-  // The real command a user runs, against the server of the data folder.
-  kubeconfig = join(c.home, 'kubeconfig');
-  const made = await run(process.execPath, [KUBELAB, 'kubeconfig', '--data-dir', c.t.dataDir, '--merge'], {
-    env: { ...process.env, KUBECONFIG: kubeconfig },
-  });
-  expect(made.stdout).toContain(`added the context "kubelab" to ${kubeconfig}`);
+  kubectl = kubectlRunner(c, await mergedKubeconfig(c));
 }, 60_000);
 
 afterAll(async () => {
   await c?.close();
 });
-
-async function kubectl(
-  args: string[],
-  options: { minor?: string; env?: Record<string, string>; input?: string } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const bin = KUBECTLS.find((k) => k.minor === (options.minor ?? '1.33'))!.path;
-  return new Promise((resolve) => {
-    const child = spawn(bin, args, {
-      env: { PATH: process.env.PATH, HOME: c.home, KUBECONFIG: kubeconfig, ...options.env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.stdin.end(options.input ?? '');
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 describe.each(KUBECTLS.map((k) => k.minor))('kubectl %s', (minor) => {
   it('finds the cluster: version and api-resources', async () => {
@@ -80,6 +53,17 @@ describe.each(KUBECTLS.map((k) => k.minor))('kubectl %s', (minor) => {
     expect(rows).toContainEqual(['nodes', 'no', 'v1', 'false', 'Node']);
     expect(rows).toContainEqual(['daemonsets', 'ds', 'apps/v1', 'true', 'DaemonSet']);
     expect(rows).toContainEqual(['leases', 'coordination.k8s.io/v1', 'true', 'Lease']);
+  });
+
+  it('explains a field from the OpenAPI schema', async () => {
+    const explained = await kubectl(['explain', 'pod.spec.containers'], { minor });
+    expect(explained.code, explained.stderr).toBe(0);
+    expect(explained.stdout).toMatch(/^KIND:\s+Pod$/m);
+    expect(explained.stdout).toMatch(/^FIELD: containers <\[\]Container>$/m);
+    expect(explained.stdout).toMatch(/^ {2}image\t<string>$/m);
+    const missing = await kubectl(['explain', 'pod.spec.nosuchfield'], { minor });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('nosuchfield');
   });
 
   it('gets nodes as names, YAML, JSON, jsonpath and custom columns, with label and field selectors', async () => {
@@ -197,16 +181,13 @@ spec:
     );
 
     // A watch started now sees the merge patch below.
-    const watch = spawn(
-      KUBECTLS.find((k) => k.minor === minor)!.path,
+    const watch = kubectl.start(
       ['get', 'pod', 'web', '-n', ns, '-w', '-o', 'jsonpath={.metadata.labels.tier}{"\\n"}'],
-      { env: { PATH: process.env.PATH, HOME: c.home, KUBECONFIG: kubeconfig } },
+      { minor },
     );
-    let watched = '';
-    watch.stdout.setEncoding('utf8').on('data', (d: string) => (watched += d));
     try {
       // kubectl prints the pod as it is (no tier yet: an empty line) once its watch is open.
-      await eventually(() => watched.includes('\n'), 'kubectl get -w to print the pod as it is');
+      await eventually(() => watch.stdout.includes('\n'), 'kubectl get -w to print the pod as it is');
       const patched = await kubectl(
         [
           'patch',
@@ -224,11 +205,11 @@ spec:
       expect(patched.code, patched.stderr).toBe(0);
       expect(patched.stdout).toContain('pod/web patched');
       await eventually(
-        () => watched.includes('front'),
-        `kubectl get -w to print the new label (so far ${JSON.stringify(watched)})`,
+        () => watch.stdout.includes('front'),
+        `kubectl get -w to print the new label (so far ${JSON.stringify(watch.stdout)})`,
       );
     } finally {
-      watch.kill();
+      await watch.stop();
     }
 
     const jsonPatch = await kubectl(
@@ -304,10 +285,7 @@ spec:
     expect(invalid.stderr).toContain('spec.containers[0].command: Required value');
     await expect(c.admin.get('Pod', 'bad', { namespace: 'default' })).rejects.toSatisfy(isNotFound);
 
-    const viewer = join(c.home, `viewer-${minor}`);
-    await run(process.execPath, [KUBELAB, 'kubeconfig', '--data-dir', c.t.dataDir, '--role', 'viewer'], {
-      env: process.env,
-    }).then((r) => writeFileSync(viewer, r.stdout));
+    const viewer = await printedKubeconfig(c, join(c.home, `viewer-${minor}`), ['--role', 'viewer']);
     const refused = await kubectl(['create', 'namespace', 'by-viewer'], {
       minor,
       env: { KUBECONFIG: viewer },

@@ -90,7 +90,15 @@ describe('the Kubernetes REST API', () => {
       expect.objectContaining({ name: 'nodes/status', kind: 'Node', verbs: ['get', 'patch', 'update'] }),
     );
     const groups = JSON.parse((await call('GET', '/apis')).body) as { groups: Array<{ name: string }> };
-    expect(groups.groups.map((g) => g.name)).toEqual(['coordination.k8s.io', 'apps', 'metrics.k8s.io']);
+    expect(groups.groups.map((g) => g.name)).toEqual([
+      'coordination.k8s.io',
+      'apps',
+      'metrics.k8s.io',
+      'authorization.k8s.io',
+    ]);
+    expect(core.resources).toContainEqual(
+      expect.objectContaining({ name: 'pods/eviction', group: 'policy', version: 'v1', kind: 'Eviction' }),
+    );
     const v3 = JSON.parse((await call('GET', '/openapi/v3')).body) as {
       paths: Record<string, { serverRelativeURL: string }>;
     };
@@ -194,6 +202,79 @@ describe('the Kubernetes REST API', () => {
     const longName = await call('GET', `/api/v1/namespaces/${'n'.repeat(100_000)}`);
     expect(longName.status).toBeGreaterThanOrEqual(400);
     expect(longName.body.length).toBeLessThan(3000);
+  });
+
+  it('evicts and binds pods, answers access reviews, and refuses what is wrong before changing anything', async () => {
+    const c = t.client();
+    await c.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'evictee', namespace: 'default' },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    const eviction = (name: string) =>
+      JSON.stringify({
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name, namespace: 'default' },
+        deleteOptions: { gracePeriodSeconds: 0 },
+      });
+    const path = '/api/v1/namespaces/default/pods/evictee';
+    // A viewer is refused before its body is read; a mismatched name changes nothing.
+    const viewer = await call('POST', `${path}/eviction`, { token: t.tokenFor('viewer'), body: '{not json' });
+    expect(viewer.status).toBe(403);
+    const mismatch = await call('POST', `${path}/eviction`, { body: eviction('other') });
+    expect(mismatch.status).toBe(400);
+    expect(status(mismatch).message).toContain('name in URL does not match name in Eviction object');
+    const asGet = await call('GET', `${path}/eviction`);
+    expect(asGet.status).toBe(405);
+
+    const noNode = await call('GET', `${path}/log`);
+    expect(noNode.status).toBeGreaterThanOrEqual(400);
+    expect(status(noNode).message).toContain('evictee');
+
+    const bound = await call('POST', `${path}/binding`, {
+      body: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Binding',
+        metadata: { name: 'evictee' },
+        target: { kind: 'Node', name: 'n1' },
+      }),
+    });
+    expect(bound.status).toBe(201);
+    expect((await c.get('Pod', 'evictee', { namespace: 'default' })).spec?.nodeName).toBe('n1');
+
+    const evicted = await call('POST', `${path}/eviction`, { body: eviction('evictee') });
+    expect(evicted.status).toBe(201);
+    expect(JSON.parse(evicted.body)).toMatchObject({ kind: 'Status', status: 'Success', code: 201 });
+    await expect(c.get('Pod', 'evictee', { namespace: 'default' })).rejects.toSatisfy(isNotFound);
+
+    const review = (token: string, spec: unknown) =>
+      call('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        token,
+        body: JSON.stringify({
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec,
+        }),
+      });
+    const viewerCreate = await review(t.tokenFor('viewer'), {
+      resourceAttributes: { verb: 'create', resource: 'pods', namespace: 'default' },
+    });
+    expect(viewerCreate.status).toBe(201);
+    expect(JSON.parse(viewerCreate.body).status).toEqual({
+      allowed: false,
+      reason: 'the viewer role may only get, list and watch; use an admin token to make changes',
+    });
+    const adminNonResource = await review(t.cp.adminToken, {
+      nonResourceAttributes: { verb: 'get', path: '/metrics' },
+    });
+    expect(JSON.parse(adminNonResource.body).status.allowed).toBe(true);
+    const neither = await review(t.cp.adminToken, {});
+    expect(neither.status).toBe(422);
+    expect(JSON.stringify(status(neither).details)).toContain('spec.resourceAttributes');
+    const listed = await call('GET', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews');
+    expect(listed.status).toBe(405);
   });
 
   it('streams a watch as lines of JSON, and answers 410 for a resourceVersion that is gone', async () => {

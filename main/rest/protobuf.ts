@@ -1,0 +1,236 @@
+/**
+ * Kubernetes' protobuf request bodies (`application/vnd.kubernetes.protobuf`), read into the
+ * JSON shape the rest of the REST door works on. kubectl 1.31 and later send protobuf for the
+ * writes made through client-go's typed clients and do not fall back to JSON on a 415:
+ * `kubectl create namespace`, the DeleteOptions and Eviction of `kubectl drain`, the reviews of
+ * `kubectl auth can-i`. The messages read are those, with the field numbers of k8s.io/api's
+ * generated.proto; every other kind's protobuf body gets a 415 asking for JSON, which is what
+ * kubectl's dynamic client (`get`, `apply`, `run`, `patch`…) sends anyway.
+ *
+ * The envelope is 4 magic bytes ("k8s\0") and a runtime.Unknown: its TypeMeta names the
+ * apiVersion and kind, its `raw` holds the object. Limits: the body is already bounded by
+ * readBody; the schema is not recursive, so the depth is bounded by it; values are counted
+ * against the parse limits as they are read.
+ */
+import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
+import { ApiError, echo } from '../../client/api/errors.js';
+import { DEFAULT_PARSE_LIMITS, type ParseLimits } from '../../client/parse/limits.js';
+
+export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
+
+const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+
+type Scalar = 'string' | 'int64' | 'bool' | 'bytes';
+
+interface Field {
+  name: string;
+  type: Scalar | Message;
+  repeated?: true;
+  /** A map<string, string>: entries of key 1 and value 2. */
+  map?: true;
+  /** A pointer in Go: present even at its zero value (0 grace seconds means "now"). */
+  presence?: true;
+}
+
+type Message = { [fieldNumber: number]: Field };
+
+const typeMeta: Message = { 1: { name: 'apiVersion', type: 'string' }, 2: { name: 'kind', type: 'string' } };
+const unknown: Message = {
+  1: { name: 'typeMeta', type: typeMeta },
+  2: { name: 'raw', type: 'bytes' },
+  3: { name: 'contentEncoding', type: 'string' },
+  4: { name: 'contentType', type: 'string' },
+};
+const ownerReference: Message = {
+  1: { name: 'kind', type: 'string' },
+  3: { name: 'name', type: 'string' },
+  4: { name: 'uid', type: 'string' },
+  5: { name: 'apiVersion', type: 'string' },
+  6: { name: 'controller', type: 'bool', presence: true },
+  7: { name: 'blockOwnerDeletion', type: 'bool', presence: true },
+};
+const objectMeta: Message = {
+  1: { name: 'name', type: 'string' },
+  2: { name: 'generateName', type: 'string' },
+  3: { name: 'namespace', type: 'string' },
+  5: { name: 'uid', type: 'string' },
+  6: { name: 'resourceVersion', type: 'string' },
+  11: { name: 'labels', type: 'string', map: true },
+  12: { name: 'annotations', type: 'string', map: true },
+  13: { name: 'ownerReferences', type: ownerReference, repeated: true },
+  14: { name: 'finalizers', type: 'string', repeated: true },
+};
+const deleteOptions: Message = {
+  1: { name: 'gracePeriodSeconds', type: 'int64', presence: true },
+  2: {
+    name: 'preconditions',
+    type: {
+      1: { name: 'uid', type: 'string', presence: true },
+      2: { name: 'resourceVersion', type: 'string', presence: true },
+    },
+  },
+  3: { name: 'orphanDependents', type: 'bool', presence: true },
+  4: { name: 'propagationPolicy', type: 'string', presence: true },
+  5: { name: 'dryRun', type: 'string', repeated: true },
+};
+const resourceAttributes: Message = {
+  1: { name: 'namespace', type: 'string' },
+  2: { name: 'verb', type: 'string' },
+  3: { name: 'group', type: 'string' },
+  4: { name: 'version', type: 'string' },
+  5: { name: 'resource', type: 'string' },
+  6: { name: 'subresource', type: 'string' },
+  7: { name: 'name', type: 'string' },
+};
+const nonResourceAttributes: Message = {
+  1: { name: 'path', type: 'string' },
+  2: { name: 'verb', type: 'string' },
+};
+
+/** The kinds read from protobuf, by kind; each with the apiVersions it is sent as. */
+const MESSAGES: Record<string, { apiVersions: string[]; message: Message }> = {
+  Namespace: {
+    apiVersions: ['v1'],
+    message: {
+      1: { name: 'metadata', type: objectMeta },
+      2: { name: 'spec', type: { 1: { name: 'finalizers', type: 'string', repeated: true } } },
+    },
+  },
+  DeleteOptions: { apiVersions: ['v1', 'meta.k8s.io/v1', 'policy/v1'], message: deleteOptions },
+  Eviction: {
+    apiVersions: ['policy/v1', 'policy/v1beta1'],
+    message: { 1: { name: 'metadata', type: objectMeta }, 2: { name: 'deleteOptions', type: deleteOptions } },
+  },
+  SelfSubjectAccessReview: {
+    apiVersions: ['authorization.k8s.io/v1'],
+    message: {
+      1: { name: 'metadata', type: objectMeta },
+      2: {
+        name: 'spec',
+        type: {
+          1: { name: 'resourceAttributes', type: resourceAttributes },
+          2: { name: 'nonResourceAttributes', type: nonResourceAttributes },
+        },
+      },
+    },
+  },
+  SelfSubjectRulesReview: {
+    apiVersions: ['authorization.k8s.io/v1'],
+    message: {
+      1: { name: 'metadata', type: objectMeta },
+      2: { name: 'spec', type: { 1: { name: 'namespace', type: 'string' } } },
+    },
+  },
+};
+
+function invalid(why: string): ApiError {
+  return new ApiError(
+    'BadRequest',
+    `the request body is not a valid Kubernetes protobuf message (${why}); send it as application/json instead`,
+  );
+}
+
+class Decoder {
+  private values = 0;
+  constructor(private readonly limits: ParseLimits) {}
+
+  private count(): void {
+    if (++this.values > this.limits.maxValues) throw invalid(`more than ${this.limits.maxValues} values`);
+  }
+
+  private scalar(r: BinaryReader, type: Scalar, wire: WireType): unknown {
+    const expect = type === 'string' || type === 'bytes' ? WireType.LengthDelimited : WireType.Varint;
+    if (wire !== expect) throw invalid(`a ${type} field sent with wire type ${wire}`);
+    switch (type) {
+      case 'string':
+        return r.string();
+      case 'bytes':
+        return Buffer.from(r.bytes());
+      case 'bool':
+        return r.bool();
+      case 'int64':
+        return Number(r.int64());
+    }
+  }
+
+  message(bytes: Uint8Array, schema: Message): Record<string, unknown> {
+    const r = new BinaryReader(bytes);
+    const out: Record<string, unknown> = {};
+    while (r.pos < r.len) {
+      const [no, wire] = r.tag();
+      this.count();
+      const field = schema[no];
+      if (!field) {
+        r.skip(wire, no);
+        continue;
+      }
+      let value: unknown;
+      if (field.map) {
+        if (wire !== WireType.LengthDelimited)
+          throw invalid(`the map ${field.name} sent with wire type ${wire}`);
+        const entry = this.message(r.bytes(), {
+          1: { name: 'key', type: 'string' },
+          2: { name: 'value', type: 'string' },
+        });
+        const map = (out[field.name] ??= {}) as Record<string, unknown>;
+        map[String(entry.key ?? '')] = entry.value ?? '';
+        continue;
+      }
+      if (typeof field.type === 'object') {
+        if (wire !== WireType.LengthDelimited)
+          throw invalid(`the message ${field.name} sent with wire type ${wire}`);
+        value = this.message(r.bytes(), field.type);
+      } else {
+        value = this.scalar(r, field.type, wire);
+        if (!field.presence && !field.repeated && (value === '' || value === 0 || value === false)) continue;
+      }
+      if (field.repeated) ((out[field.name] ??= []) as unknown[]).push(value);
+      else out[field.name] = value;
+    }
+    return out;
+  }
+}
+
+/** Whether a content type is Kubernetes' protobuf. */
+export function isProtobuf(contentType: string): boolean {
+  return contentType === PROTOBUF_CONTENT_TYPE;
+}
+
+/**
+ * The object a protobuf body carries, as JSON would have it (apiVersion and kind included); a
+ * kind not read from protobuf here gets a 415 asking for JSON.
+ */
+export function decodeKubeProtobuf(
+  body: Buffer,
+  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+): Record<string, unknown> {
+  if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC))
+    throw invalid('it does not start with the bytes "k8s\\0"');
+  const decoder = new Decoder(limits);
+  let envelope: Record<string, unknown>;
+  try {
+    envelope = decoder.message(body.subarray(MAGIC.length), unknown);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw invalid((err as Error).message);
+  }
+  const meta = (envelope.typeMeta ?? {}) as { apiVersion?: string; kind?: string };
+  const kind = meta.kind ?? '';
+  const apiVersion = meta.apiVersion ?? '';
+  const entry = Object.hasOwn(MESSAGES, kind) ? MESSAGES[kind] : undefined;
+  if (!entry || !entry.apiVersions.includes(apiVersion))
+    throw new ApiError(
+      'UnsupportedMediaType',
+      `a ${echo(kind || 'message without a kind', 60)} (${echo(apiVersion, 60)}) is not read from protobuf here; send it as application/json or application/yaml`,
+    );
+  if (envelope.contentEncoding)
+    throw invalid(`the content encoding "${echo(String(envelope.contentEncoding), 40)}" is not supported`);
+  let object: Record<string, unknown>;
+  try {
+    object = decoder.message((envelope.raw as Buffer | undefined) ?? Buffer.alloc(0), entry.message);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw invalid((err as Error).message);
+  }
+  return { apiVersion, kind, ...object };
+}
