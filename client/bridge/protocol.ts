@@ -49,7 +49,9 @@ export type BridgeRequest =
       ttlSeconds?: number;
     }
   /** Revokes a token by its id (admins only): it stops working at once. */
-  | { id: number; op: 'deleteToken'; tokenId: string };
+  | { id: number; op: 'deleteToken'; tokenId: string }
+  /** A kubeconfig for kubectl, Helm and k9s with a new token of its own (admins only). */
+  | { id: number; op: 'kubeconfig'; role: 'admin' | 'viewer' };
 
 export type BridgeOp = BridgeRequest['op'];
 
@@ -119,6 +121,15 @@ export interface BridgeToken {
   /** RFC 3339; absent: never expires. */
   expiresAt?: string;
   description?: string;
+}
+
+/** What `kubeconfig` answers: the document (YAML) and the token it holds, by id. */
+export interface BridgeKubeconfig {
+  kubeconfig: string;
+  tokenId: string;
+  role: 'admin' | 'viewer';
+  /** The API address written into it. */
+  server: string;
 }
 
 /** What `createToken` answers: the token, with its secret (a join token pins the CA). */

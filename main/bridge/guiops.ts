@@ -8,16 +8,26 @@ import type { Identity } from '../../client/api/local.js';
 import type {
   BridgeCreatedToken,
   BridgeInfo,
+  BridgeKubeconfig,
   BridgeRequest,
   BridgeToken,
 } from '../../client/bridge/protocol.js';
 import type { ControlPlane } from '../controlplane.js';
+import { stringify } from 'yaml';
 import { issueToken } from '../grpc/cluster.js';
+import { kubeconfigFor } from '../kubeconfig.js';
 import type { TokenRecord } from '../grpc/tokens.js';
 import { bridgeHello } from './hello.js';
 import { agentAddressOf } from './jointoken.js';
 
-export const GUI_OPS = ['info', 'nodeMetricsHistory', 'listTokens', 'createToken', 'deleteToken'] as const;
+export const GUI_OPS = [
+  'info',
+  'nodeMetricsHistory',
+  'listTokens',
+  'createToken',
+  'deleteToken',
+  'kubeconfig',
+] as const;
 export type GuiOp = (typeof GUI_OPS)[number];
 export type GuiRequest = Extract<BridgeRequest, { op: GuiOp }>;
 
@@ -56,6 +66,8 @@ export function malformedGuiOp(m: Record<string, unknown>): string | undefined {
       return typeof m.tokenId === 'string' && m.tokenId
         ? undefined
         : 'tokenId: the id of the token to delete';
+    case 'kubeconfig':
+      return m.role === 'admin' || m.role === 'viewer' ? undefined : 'role: must be admin or viewer';
     default:
       return undefined;
   }
@@ -123,8 +135,34 @@ export function guiOps(
             `token "${echo(req.tokenId, 40)}" not found: it may have been deleted already`,
           );
         return null;
+      case 'kubeconfig':
+        requireAdmin('make a kubeconfig');
+        return kubeconfig(cp, req.role);
     }
   };
+}
+
+/** A kubeconfig with a token of its own, named so that `kubelab token list` tells what it is. */
+function kubeconfig(cp: ControlPlane, role: 'admin' | 'viewer'): BridgeKubeconfig {
+  if (!cp.pki)
+    throw new ApiError(
+      'FailedPrecondition',
+      'this control plane runs without TLS (--plaintext), and kubectl needs HTTPS: start it without --plaintext',
+    );
+  const created = issueToken(cp.tokens, cp.pki, {
+    role,
+    name: 'kubeconfig-kubelab',
+    description: `kubeconfig (${role}), made in the GUI`,
+  });
+  const server = agentAddressOf(cp).url;
+  const config = kubeconfigFor({
+    server,
+    caPem: cp.pki.caPem,
+    token: created.shown,
+    context: 'kubelab',
+    user: `kubelab-${role}`,
+  });
+  return { kubeconfig: stringify(config), tokenId: created.record.id, role, server };
 }
 
 function info(cp: ControlPlane, identity: Identity, uiAddress: string | undefined): BridgeInfo {

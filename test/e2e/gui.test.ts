@@ -12,9 +12,13 @@ import { defaultConfig } from '../../agent/config.js';
 import { quietLogger } from '../../agent/logger.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fillEditor, startGui, type Gui } from './support.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
 
 let gui: Gui;
 const addedDir = mkdtempSync(join(tmpdir(), 'kubelab-e2e-added-'));
@@ -206,6 +210,22 @@ it('Settings shows how the server runs and manages tokens', async () => {
   expect(await text('[data-info="dataDir"]')).toBe(t.dataDir);
   expect(await text('[data-info="listen"]')).toContain(`:${t.cp.port}`);
   expect(await text('[data-info="ui"]')).toBe(`http://127.0.0.1:${gui.ui.port}`);
+
+  // A viewer kubeconfig, as a user copies it for kubectl on another machine.
+  await page.selectOption('select[name="kubeconfig-role"]', 'viewer');
+  await page.click('[data-testid="kubeconfig"] button[type="submit"]');
+  await expect.poll(() => text('[data-testid="kubeconfig-note"]')).toContain('a viewer kubeconfig');
+  const kubeconfig = join(mkdtempSync(join(tmpdir(), 'gui-kubeconfig-')), 'config');
+  writeFileSync(kubeconfig, await page.locator('[data-testid="kubeconfig-text"]').innerText());
+  const kubectl = (args: string[]) =>
+    run(join(import.meta.dirname, '..', '..', '.cache', 'kubectl', '1.33', 'kubectl'), args, {
+      env: { PATH: process.env.PATH, HOME: dirname(kubeconfig), KUBECONFIG: kubeconfig },
+    });
+  expect((await kubectl(['get', 'namespace', 'default', '-o', 'name'])).stdout).toBe('namespace/default\n');
+  await expect(kubectl(['create', 'namespace', 'from-gui'])).rejects.toMatchObject({
+    stderr: expect.stringContaining('the viewer role may only get, list and watch'),
+  });
+  rmSync(dirname(kubeconfig), { recursive: true, force: true });
 
   await page.fill('input[name="ttl"]', 'soon');
   await page.click('[data-testid="new-token-form"] button[type="submit"]');

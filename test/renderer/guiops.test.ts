@@ -2,7 +2,8 @@
  * The GUI's own bridge ops against a real control plane, as the Settings view and the node
  * page use them: how the server runs (paths only for admins), where agents should dial and a
  * join token for the Add node view, tokens for admins (made with a
- * lifetime, listed without secrets, deleted so they stop working), a node's recent samples;
+ * lifetime, listed without secrets, deleted so they stop working), a kubeconfig with a token
+ * of its own, a node's recent samples;
  * viewers are refused token management and bad requests are answered, not thrown.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,8 +12,10 @@ import type {
   BridgeCreatedToken,
   BridgeInfo,
   BridgeJoinToken,
+  BridgeKubeconfig,
   BridgeToken,
 } from '../../client/bridge/protocol.js';
+import { parse } from 'yaml';
 import type { BridgeClient } from '../../renderer/src/bridge/client.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 import { loopbackBridge, rejection } from './loopback.js';
@@ -123,6 +126,7 @@ describe('tokens', () => {
       { op: 'listTokens' as const },
       { op: 'createToken' as const, role: 'admin' as const },
       { op: 'deleteToken' as const, tokenId: 'abcdef' },
+      { op: 'kubeconfig' as const, role: 'viewer' as const },
     ]) {
       const err = await rejection(viewer.request(req));
       expect(err.reason).toBe('Forbidden');
@@ -137,6 +141,24 @@ describe('tokens', () => {
     expect(ttl.message).toMatch(/^ttlSeconds: a whole number of seconds/);
     const id = await rejection(admin.request({ op: 'deleteToken', tokenId: '' }));
     expect(id.message).toBe('tokenId: the id of the token to delete');
+    const kubeconfigRole = await rejection(admin.request({ op: 'kubeconfig', role: 'node' as never }));
+    expect(kubeconfigRole.message).toBe('role: must be admin or viewer');
+  });
+
+  it('makes a kubeconfig whose own token signs in with the role asked for', async () => {
+    const made = await admin.request<BridgeKubeconfig>({ op: 'kubeconfig', role: 'viewer' });
+    const config = parse(made.kubeconfig) as {
+      clusters: Array<{ cluster: { server: string; 'certificate-authority-data': string } }>;
+      users: Array<{ user: { token: string } }>;
+    };
+    expect(config.clusters[0].cluster.server).toBe(`https://127.0.0.1:${t.cp.port}`);
+    expect(Buffer.from(config.clusters[0].cluster['certificate-authority-data'], 'base64').toString()).toBe(
+      t.caPem,
+    );
+    const identity = t.cp.tokens.authenticate(config.users[0].user.token);
+    expect(identity).toMatchObject({ role: 'viewer', tokenId: made.tokenId });
+    const listed = await admin.request<BridgeToken[]>({ op: 'listTokens' });
+    expect(listed.find((x) => x.id === made.tokenId)?.name).toBe('kubeconfig-kubelab');
   });
 });
 
