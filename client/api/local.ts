@@ -48,6 +48,14 @@ export interface WriteRequest {
    */
   kind?: string;
   name?: string;
+  /**
+   * Fields the schema does not know (Kubernetes' fieldValidation): Strict (the default) refuses
+   * the object naming them; Warn drops them and appends a warning per field to `warnings`;
+   * Ignore drops them silently.
+   */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+  /** Where Warn's warnings go (the REST door sends them as Warning headers). */
+  warnings?: string[];
 }
 
 export interface LocalWatchSink {

@@ -562,7 +562,13 @@ export class ApiServer implements LocalApi {
       ? await this.manifests.readObject(req.manifest!)
       : (req.object as Record<string, unknown> | undefined);
     const intake = intakeObject(
-      { raw, wireKind: req.kind || req.wireKind, fromManifest },
+      {
+        raw,
+        wireKind: req.kind || req.wireKind,
+        fromManifest,
+        fieldValidation: req.fieldValidation,
+        warnings: req.warnings,
+      },
       this.maxObjectBytes,
     );
     const name = intake.object.metadata?.name;

@@ -34,6 +34,9 @@ export interface IntakeSource {
   wireKind?: string;
   /** Read from a manifest: apiVersion and kind must be spelled out. */
   fromManifest?: boolean;
+  /** Unknown fields: refused (Strict, the default), or dropped with a warning each (Warn) or silently (Ignore). */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+  warnings?: string[];
 }
 
 export function intakeObject(source: IntakeSource, limit: number): Intake {
@@ -74,7 +77,12 @@ export function intakeObject(source: IntakeSource, limit: number): Intake {
   const errors: FieldError[] = [];
   const canonical = checkMessage(info.messageType, raw, '', errors) ?? {};
   const name = (raw.metadata as { name?: unknown } | undefined)?.name;
-  if (errors.length) throw invalid(info.kind, typeof name === 'string' ? name : '', errors);
+  // The canonical copy leaves unknown fields out: Warn and Ignore keep it so.
+  const dropped = source.fieldValidation === 'Warn' || source.fieldValidation === 'Ignore';
+  const refused = dropped ? errors.filter((e) => e.type !== 'FieldValueUnknown') : errors;
+  if (refused.length) throw invalid(info.kind, typeof name === 'string' ? name : '', refused);
+  if (source.fieldValidation === 'Warn')
+    for (const e of errors) source.warnings?.push(`unknown field "${echo(e.field, 200)}"`);
   canonical.apiVersion = info.apiVersion;
   canonical.kind = info.kind;
   return { info, object: canonical as KubeObject };

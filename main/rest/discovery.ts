@@ -60,6 +60,84 @@ export function verbsOf(info: KindInfo): string[] {
   return info.kind === 'NodeMetrics' ? ['get', 'list'] : [...WRITE, ...READ].sort();
 }
 
+/** The resources of a group version: the served kinds, or the access reviews. */
+function resourcesOf(
+  group: string,
+  version: string,
+): Array<{ info?: KindInfo; review?: (typeof REVIEW_RESOURCES)[number] }> {
+  if (group === REVIEW_GROUP) return REVIEW_RESOURCES.map((review) => ({ review }));
+  return kindsOf(group, version).map((info) => ({ info }));
+}
+
+/**
+ * The aggregated discovery document (apidiscovery.k8s.io/v2, APIGroupDiscoveryList) that
+ * kubectl 1.30+ asks for first: every group, version and resource in one answer instead of one
+ * request per group version. `legacy` is /api (the core group), otherwise /apis.
+ */
+export function aggregatedDiscovery(legacy: boolean): Record<string, unknown> {
+  const groups = servedGroups().filter((g) => (g.group === '') === legacy);
+  return {
+    kind: 'APIGroupDiscoveryList',
+    apiVersion: 'apidiscovery.k8s.io/v2',
+    metadata: {},
+    items: groups.map((g) => ({
+      metadata: { name: g.group, creationTimestamp: null },
+      versions: g.versions.map((version) => ({
+        version,
+        freshness: 'Current',
+        resources: resourcesOf(g.group, version).map(({ info, review }) =>
+          review
+            ? {
+                resource: review.resource,
+                responseKind: { group: g.group, version, kind: review.kind },
+                scope: 'Cluster',
+                singularResource: review.kind.toLowerCase(),
+                verbs: ['create'],
+              }
+            : {
+                resource: info!.resource,
+                responseKind: { group: g.group, version, kind: info!.kind },
+                scope: info!.namespaced ? 'Namespaced' : 'Cluster',
+                singularResource: info!.singular,
+                verbs: verbsOf(info!),
+                ...(info!.shortNames.length ? { shortNames: info!.shortNames } : {}),
+                ...(CATEGORY_ALL.has(info!.kind) ? { categories: ['all'] } : {}),
+                subresources: subresourcesOf(info!).map((sub) => ({
+                  subresource: sub.name,
+                  responseKind: {
+                    group: sub.group ?? g.group,
+                    version: sub.version ?? version,
+                    kind: sub.kind ?? info!.kind,
+                  },
+                  verbs: sub.verbs,
+                })),
+              },
+        ),
+      })),
+    })),
+  };
+}
+
+/** The media type of aggregated discovery, which a client lists in its Accept header. */
+export const AGGREGATED_DISCOVERY_TYPE =
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+
+/** Whether the Accept header asks for aggregated discovery (v2; v2beta1 is no longer served by Kubernetes 1.33). */
+export function wantsAggregatedDiscovery(accept: string | undefined): boolean {
+  if (!accept) return false;
+  return accept.split(',').some((part) => {
+    const params = part
+      .split(';')
+      .map((p) => p.trim().replace(/\s+/g, ''))
+      .slice(1);
+    return (
+      params.includes('g=apidiscovery.k8s.io') &&
+      params.includes('v=v2') &&
+      params.includes('as=APIGroupDiscoveryList')
+    );
+  });
+}
+
 function resourceList(group: string, version: string): Record<string, unknown> {
   const resources: Array<Record<string, unknown>> = [];
   for (const info of kindsOf(group, version)) {

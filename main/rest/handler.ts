@@ -13,11 +13,17 @@ import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
 import type { TokenStore } from '../grpc/tokens.js';
 import type { Logger } from '../logging.js';
 import { readBody } from './body.js';
-import { deleteOptions, dryRunOf, intParam, param } from './query.js';
+import { deleteOptions, dryRunOf, fieldValidationOf, intParam, param } from './query.js';
 import { readOptionalObject, readWriteBody } from './requestbody.js';
 import { POD_SUBRESOURCES, servePodSubresource, type PodSubresource } from './podsubresources.js';
 import { answerReview } from './reviews.js';
-import { discoveryDocument, versionInfo } from './discovery.js';
+import {
+  AGGREGATED_DISCOVERY_TYPE,
+  aggregatedDiscovery,
+  discoveryDocument,
+  versionInfo,
+  wantsAggregatedDiscovery,
+} from './discovery.js';
 import { jsonOfEntry, jsonOfObject, listJson } from './encoding.js';
 import { parseRestRequest, type RestRequest } from './paths.js';
 import { statusOf } from './status.js';
@@ -185,17 +191,31 @@ export function restHandler(
         );
       case 'create':
       case 'update': {
-        const write = { kind, name, namespace, dryRun: dryRunOf(url) };
+        const warnings: string[] = [];
+        const write = {
+          kind,
+          name,
+          namespace,
+          dryRun: dryRunOf(url),
+          fieldValidation: fieldValidationOf(url),
+          warnings,
+        };
         // Authorized on the URL before a byte of the body is read.
         api.authorizeEnvelope(id, r.verb, write, subresource === 'status' ? 'status' : undefined);
         const body = await readWriteBody(req, kind);
-        if (r.verb === 'create')
-          return send(res, 201, jsonOfObject(await api.create(id, { ...write, ...body })));
-        const updated =
-          subresource === 'status'
-            ? await api.updateStatus(id, { ...write, ...body })
-            : await api.update(id, { ...write, ...body });
-        return send(res, 200, jsonOfObject(updated));
+        const written =
+          r.verb === 'create'
+            ? await api.create(id, { ...write, ...body })
+            : subresource === 'status'
+              ? await api.updateStatus(id, { ...write, ...body })
+              : await api.update(id, { ...write, ...body });
+        // Kubernetes' warnings (RFC 7234 code 299), which kubectl prints as "Warning: …".
+        if (warnings.length)
+          res.setHeader(
+            'warning',
+            warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+          );
+        return send(res, r.verb === 'create' ? 201 : 200, jsonOfObject(written));
       }
       case 'patch': {
         const contentType = String(req.headers['content-type'] ?? '')
@@ -293,6 +313,14 @@ export function restHandler(
       throw new ApiError(
         'NotImplemented',
         `${echo(String(req.method), 20)} is not allowed on ${echo(url.pathname, 100)}; it is read-only`,
+      );
+    const accept = Array.isArray(req.headers.accept) ? req.headers.accept.join(',') : req.headers.accept;
+    if ((r.type === 'legacyVersions' || r.type === 'groups') && wantsAggregatedDiscovery(accept))
+      return send(
+        res,
+        200,
+        JSON.stringify(aggregatedDiscovery(r.type === 'legacyVersions')),
+        AGGREGATED_DISCOVERY_TYPE,
       );
     return send(res, 200, JSON.stringify(discoveryDocument(r, options.serverAddress())));
   }

@@ -57,3 +57,15 @@ export function flag(url: URL, name: string): boolean {
   const v = url.searchParams.get(name);
   return v === 'true' || v === '1';
 }
+
+/**
+ * fieldValidation: what to do with fields the schema does not know. Kubernetes' own default
+ * (no parameter) is Warn; kubelab's is Strict, as on its gRPC API — a typo is refused by name
+ * rather than lost. kubectl sends Strict unless told `--validate=warn` or `--validate=false`.
+ */
+export function fieldValidationOf(url: URL): 'Strict' | 'Warn' | 'Ignore' {
+  const v = url.searchParams.get('fieldValidation');
+  if (v === null || v === '' || v === 'Strict') return 'Strict';
+  if (v === 'Warn' || v === 'Ignore') return v;
+  throw new ApiError('BadRequest', `fieldValidation "${echo(v, 40)}" is not one of Strict, Warn or Ignore`);
+}

@@ -285,6 +285,29 @@ spec:
     expect(invalid.stderr).toContain('spec.containers[0].command: Required value');
     await expect(c.admin.get('Pod', 'bad', { namespace: 'default' })).rejects.toSatisfy(isNotFound);
 
+    // Unknown fields: refused by default (kubectl sends fieldValidation=Strict), dropped with a
+    // warning under --validate=warn, dropped silently under --validate=false.
+    const typo = join(c.home, `typo-${minor}.yaml`);
+    const typoNs = `typo-${minor.replace('.', '-')}`;
+    writeFileSync(typo, `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${typoNs}, lables: {a: b}}\n`);
+    const strict = await kubectl(['create', '-f', typo], { minor });
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain(
+      'metadata.lables: Unknown field: ObjectMeta has no field "lables"; did you mean "labels"?',
+    );
+    await expect(c.admin.get('Namespace', typoNs)).rejects.toSatisfy(isNotFound);
+    const warned = await kubectl(['create', '-f', typo, '--validate=warn'], { minor });
+    expect(warned.code, warned.stderr).toBe(0);
+    expect(warned.stderr).toContain('Warning: unknown field "metadata.lables"');
+    expect((await c.admin.get('Namespace', typoNs)).metadata?.labels).toBeUndefined();
+    await c.admin.delete('Namespace', typoNs);
+    await eventually(
+      async () => (await c.admin.get('Namespace', typoNs).then(() => false, isNotFound)) === true,
+      'the namespace to be gone',
+    );
+    const ignored = await kubectl(['create', '-f', typo, '--validate=false'], { minor });
+    expect(ignored, ignored.stderr).toMatchObject({ code: 0, stderr: '' });
+
     const viewer = await printedKubeconfig(c, join(c.home, `viewer-${minor}`), ['--role', 'viewer']);
     const refused = await kubectl(['create', 'namespace', 'by-viewer'], {
       minor,

@@ -108,6 +108,42 @@ describe('the Kubernetes REST API', () => {
     expect(Object.keys(apps.components.schemas['io.kubelab.v1.DaemonSetSpec'].properties ?? {})).toEqual(
       expect.arrayContaining(['selector', 'template', 'updateStrategy']),
     );
+    // Aggregated discovery (what kubectl 1.30+ asks for first): every group in one answer.
+    const aggregated = await call('GET', '/apis', {
+      headers: {
+        accept:
+          'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json',
+      },
+    });
+    expect(aggregated.headers['content-type']).toBe(
+      'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',
+    );
+    const list = JSON.parse(aggregated.body) as {
+      kind: string;
+      items: Array<{
+        metadata: { name: string };
+        versions: Array<{ version: string; resources: Array<Record<string, unknown>> }>;
+      }>;
+    };
+    expect(list.kind).toBe('APIGroupDiscoveryList');
+    const appsGroup = list.items.find((g) => g.metadata.name === 'apps')!;
+    expect(appsGroup.versions[0].resources).toContainEqual(
+      expect.objectContaining({
+        resource: 'daemonsets',
+        scope: 'Namespaced',
+        shortNames: ['ds'],
+        subresources: [expect.objectContaining({ subresource: 'status', verbs: ['get', 'patch', 'update'] })],
+      }),
+    );
+    const legacy = JSON.parse(
+      (
+        await call('GET', '/api', {
+          headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' },
+        })
+      ).body,
+    ) as typeof list;
+    expect(legacy.items.map((g) => g.metadata.name)).toEqual(['']);
+    expect(legacy.items[0].versions[0].resources.map((r) => r.resource)).toContain('pods');
     // Health and version are public, as on any cluster.
     expect(await call('GET', '/readyz', { token: null })).toMatchObject({ status: 200, body: 'ok' });
     expect(JSON.parse((await call('GET', '/version', { token: null })).body)).toMatchObject({ major: '1' });
