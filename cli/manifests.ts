@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { invalid } from '../client/api/errors.js';
 import type { KindInfo } from '../client/api/kinds.js';
-import { resolveKind } from '../client/api/kinds.js';
+import { knownKinds, resolveKind } from '../client/api/kinds.js';
 import { checkMessage } from '../client/api/schema.js';
 import type { KubeObject } from '../client/api/types.js';
 import type { FieldError } from '../client/api/validation.js';
@@ -95,9 +95,7 @@ export function toManifest(raw: Record<string, unknown>, source: string): Manife
   if (!kind)
     throw new CliError(`error validating ${source}: kind not set; every object needs apiVersion and kind`);
   if (!info || info.kind !== kind) {
-    throw new CliError(
-      `error validating ${source}: no kind "${kind}" is known; kinds: Namespace, Node, Pod, Event, Lease, DaemonSet, ControllerRevision`,
-    );
+    throw new CliError(`error validating ${source}: no kind "${kind}" is known; kinds: ${knownKinds()}`);
   }
   if (raw.apiVersion !== info.apiVersion) {
     throw new CliError(

@@ -63,6 +63,7 @@ export const KINDS: readonly KindInfo[] = [
     hasStatus: false,
     resource: 'nodes',
   }),
+  kind('ConfigMap', 'v1', 'configmaps', { shortNames: ['cm'], namespaced: true, hasStatus: false }),
 ];
 
 const byName = new Map<string, KindInfo>();

@@ -67,6 +67,28 @@ describe('Kubernetes protobuf request bodies', () => {
     });
   });
 
+  it('reads a ConfigMap, its binaryData as base64 as in JSON', () => {
+    const cm = new BinaryWriter();
+    cm.tag(1, 2).fork().tag(1, 2).string('app').join();
+    cm.tag(2, 2).fork().tag(1, 2).string('mode').tag(2, 2).string('dev').join();
+    cm.tag(3, 2)
+      .fork()
+      .tag(1, 2)
+      .string('logo.bin')
+      .tag(2, 2)
+      .bytes(new Uint8Array([0xff, 0xfe, 0, 1]))
+      .join();
+    cm.tag(4, 0).bool(true);
+    expect(decodeKubeProtobuf(envelope('v1', 'ConfigMap', cm.finish()))).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'app' },
+      data: { mode: 'dev' },
+      binaryData: { 'logo.bin': '//4AAQ==' },
+      immutable: true,
+    });
+  });
+
   it('asks for JSON for a kind it does not read from protobuf', () => {
     const err = (() => {
       try {

@@ -2,8 +2,8 @@
  * Kubernetes' protobuf request bodies (`application/vnd.kubernetes.protobuf`), read into the
  * JSON shape the rest of the REST door works on. kubectl 1.31 and later send protobuf for the
  * writes made through client-go's typed clients and do not fall back to JSON on a 415:
- * `kubectl create namespace`, the DeleteOptions and Eviction of `kubectl drain`, the reviews of
- * `kubectl auth can-i`. The messages read are those, with the field numbers of k8s.io/api's
+ * `kubectl create namespace` and `create configmap`, the DeleteOptions and Eviction of
+ * `kubectl drain`, the reviews of `kubectl auth can-i`. The messages read are those, with the field numbers of k8s.io/api's
  * generated.proto; every other kind's protobuf body gets a 415 asking for JSON, which is what
  * kubectl's dynamic client (`get`, `apply`, `run`, `patch`…) sends anyway.
  *
@@ -26,7 +26,7 @@ interface Field {
   name: string;
   type: Scalar | Message;
   repeated?: true;
-  /** A map<string, string>: entries of key 1 and value 2. */
+  /** A map<string, string> (or map<string, bytes>, as base64 like JSON): entries of key 1 and value 2. */
   map?: true;
   /** A pointer in Go: present even at its zero value (0 grace seconds means "now"). */
   presence?: true;
@@ -94,6 +94,15 @@ const MESSAGES: Record<string, { apiVersions: string[]; message: Message }> = {
     message: {
       1: { name: 'metadata', type: objectMeta },
       2: { name: 'spec', type: { 1: { name: 'finalizers', type: 'string', repeated: true } } },
+    },
+  },
+  ConfigMap: {
+    apiVersions: ['v1'],
+    message: {
+      1: { name: 'metadata', type: objectMeta },
+      2: { name: 'data', type: 'string', map: true },
+      3: { name: 'binaryData', type: 'bytes', map: true },
+      4: { name: 'immutable', type: 'bool', presence: true },
     },
   },
   DeleteOptions: { apiVersions: ['v1', 'meta.k8s.io/v1', 'policy/v1'], message: deleteOptions },
@@ -170,10 +179,12 @@ class Decoder {
           throw invalid(`the map ${field.name} sent with wire type ${wire}`);
         const entry = this.message(r.bytes(), {
           1: { name: 'key', type: 'string' },
-          2: { name: 'value', type: 'string' },
+          2: { name: 'value', type: field.type as Scalar, presence: true },
         });
         const map = (out[field.name] ??= {}) as Record<string, unknown>;
-        map[String(entry.key ?? '')] = entry.value ?? '';
+        const value = entry.value ?? '';
+        // map<string, bytes> reads as JSON has it: base64.
+        map[String(entry.key ?? '')] = Buffer.isBuffer(value) ? value.toString('base64') : value;
         continue;
       }
       if (typeof field.type === 'object') {

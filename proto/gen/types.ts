@@ -112,6 +112,9 @@ export type {
   ObjectReference,
   EventSource,
   EventSeries,
+  ConfigMap,
+  ConfigMap_DataEntry,
+  ConfigMap_BinaryDataEntry,
 } from './kubelab/v1/core.js';
 export type {
   ObjectMeta,

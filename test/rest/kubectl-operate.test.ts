@@ -86,6 +86,41 @@ describe.each(KUBECTLS.map((k) => k.minor))('kubectl %s', (minor) => {
   });
 });
 
+it('creates ConfigMaps with kubectl create configmap (protobuf), binary files included, and keeps an immutable one', async () => {
+  const blob = join(c.home, 'logo.bin');
+  writeFileSync(blob, Buffer.from([0xff, 0xfe, 0x00, 0x01]));
+  const created = await kubectl([
+    'create',
+    'configmap',
+    'app',
+    '--from-literal=mode=dev',
+    `--from-file=${blob}`,
+  ]);
+  expect(created, created.stderr).toMatchObject({ code: 0, stdout: 'configmap/app created\n' });
+  const cm = await c.admin.get('ConfigMap', 'app', { namespace: 'default' });
+  expect(cm.data).toEqual({ mode: 'dev' });
+  expect(Buffer.from(cm.binaryData?.['logo.bin'] ?? '', 'base64')).toEqual(
+    Buffer.from([0xff, 0xfe, 0x00, 0x01]),
+  );
+  const table = await kubectl(['get', 'configmaps', '--no-headers']);
+  expect(table.stdout).toMatch(/^app\s+2\s+\d+s$/m);
+
+  const frozen = join(c.home, 'frozen.yaml');
+  writeFileSync(
+    frozen,
+    'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: frozen}\nimmutable: true\ndata: {a: "1"}\n',
+  );
+  expect((await kubectl(['apply', '-f', frozen])).code).toBe(0);
+  writeFileSync(
+    frozen,
+    'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: frozen}\nimmutable: true\ndata: {a: "2"}\n',
+  );
+  const changed = await kubectl(['apply', '-f', frozen]);
+  expect(changed.code).toBe(1);
+  expect(changed.stderr).toContain('data: Forbidden: field is immutable when `immutable` is set');
+  expect((await c.admin.get('ConfigMap', 'frozen', { namespace: 'default' })).data).toEqual({ a: '1' });
+});
+
 it('lists what each role may do with auth can-i --list', async () => {
   const admin = await kubectl(['auth', 'can-i', '--list']);
   expect(admin.code, admin.stderr).toBe(0);

@@ -7,6 +7,7 @@ import { daemonSetColumns } from './daemonset.js';
 import { eventColumns } from './event.js';
 import { nodeColumns } from './node.js';
 import {
+  configMapColumns,
   controllerRevisionColumns,
   genericColumns,
   leaseColumns,
@@ -25,6 +26,7 @@ const byKind: Partial<Record<KindName, KindColumns<never>>> = {
   Lease: leaseColumns,
   ControllerRevision: controllerRevisionColumns,
   NodeMetrics: nodeMetricsColumns,
+  ConfigMap: configMapColumns,
 };
 
 export function columnsFor(kind: KindName): KindColumns<KubeObject> {

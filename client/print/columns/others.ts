@@ -3,7 +3,14 @@
  * (NAME HOLDER AGE), controller revisions (NAME CONTROLLER REVISION AGE), node metrics
  * (NAME CPU MEMORY WINDOW AGE), and NAME AGE for anything else.
  */
-import type { ControllerRevision, KubeObject, Lease, Namespace, NodeMetrics } from '../../api/types.js';
+import type {
+  ConfigMap,
+  ControllerRevision,
+  KubeObject,
+  Lease,
+  Namespace,
+  NodeMetrics,
+} from '../../api/types.js';
 import { ageOf } from '../age.js';
 import { orNone, type KindColumns } from './types.js';
 
@@ -15,6 +22,16 @@ export const namespaceColumns: KindColumns<Namespace> = {
     ns.metadata?.name ?? '',
     ns.status?.phase ?? 'Active',
     ageOf(ns.metadata?.creationTimestamp, now),
+  ],
+};
+
+/** kubectl's ConfigMap table: the keys of data and binaryData together. */
+export const configMapColumns: KindColumns<ConfigMap> = {
+  headers: fixed(['NAME', 'DATA', 'AGE']),
+  cells: (cm, now) => [
+    cm.metadata?.name ?? '',
+    String(Object.keys(cm.data ?? {}).length + Object.keys(cm.binaryData ?? {}).length),
+    ageOf(cm.metadata?.creationTimestamp, now),
   ],
 };
 

@@ -1,6 +1,7 @@
 /** Every kind's strategy, looked up by KindInfo. Adding a kind: one line here. */
 import { KINDS, type KindInfo } from '../../../client/api/kinds.js';
 import type { KubeObject } from '../../../client/api/types.js';
+import { configMapStrategy } from './configmap.js';
 import { controllerRevisionStrategy } from './controllerrevision.js';
 import { daemonSetStrategy } from './daemonset.js';
 import { eventStrategy } from './event.js';
@@ -20,6 +21,7 @@ const STRATEGIES: Strategy<any>[] = [
   daemonSetStrategy,
   controllerRevisionStrategy,
   nodeMetricsStrategy,
+  configMapStrategy,
 ];
 
 export class Registry {

@@ -22,7 +22,7 @@ import {
 } from "@grpc/grpc-js";
 import { ControllerRevision, DaemonSet } from "./apps.js";
 import { Lease } from "./coordination.js";
-import { Binding, Event, Namespace, Node, Pod } from "./core.js";
+import { Binding, ConfigMap, Event, Namespace, Node, Pod } from "./core.js";
 import { NodeMetrics } from "./metrics.js";
 
 export const protobufPackage = "kubelab.v1";
@@ -47,6 +47,7 @@ export interface ApiObject {
   daemonSet?: DaemonSet | undefined;
   controllerRevision?: ControllerRevision | undefined;
   nodeMetrics?: NodeMetrics | undefined;
+  configMap?: ConfigMap | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -325,6 +326,9 @@ export const ApiObject: MessageFns<ApiObject> = {
     if (message.nodeMetrics !== undefined) {
       NodeMetrics.encode(message.nodeMetrics, writer.uint32(66).fork()).join();
     }
+    if (message.configMap !== undefined) {
+      ConfigMap.encode(message.configMap, writer.uint32(74).fork()).join();
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -411,6 +415,14 @@ export const ApiObject: MessageFns<ApiObject> = {
             }
 
             message.nodeMetrics = NodeMetrics.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.configMap = ConfigMap.decode(reader, reader.uint32());
             continue;
           }
         }

@@ -552,6 +552,44 @@ export interface EventSeries {
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
+/**
+ * Configuration kept apart from the manifests that use it (Kubernetes' ConfigMap). Keys are
+ * file names: letters, digits, "-", "_" and "."; data and binaryData together at most 1 MiB.
+ */
+export interface ConfigMap {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?:
+    | ObjectMeta
+    | undefined;
+  /** Text values (UTF-8). */
+  data?:
+    | { [key: string]: string }
+    | undefined;
+  /** Binary values, base64 as in Kubernetes' JSON; a key is in data or here, not both. */
+  binaryData?:
+    | { [key: string]: string }
+    | undefined;
+  /**
+   * Once true, data and binaryData may not change and immutable may not be unset: delete and
+   * create the ConfigMap again instead.
+   */
+  immutable?: boolean | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ConfigMap_DataEntry {
+  key: string;
+  value: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ConfigMap_BinaryDataEntry {
+  key: string;
+  value: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
 function createBaseNamespace(): Namespace {
   return {};
 }
@@ -6942,6 +6980,293 @@ export const EventSeries: MessageFns<EventSeries> = {
             }
 
             message.lastObservedTime = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseConfigMap(): ConfigMap {
+  return {};
+}
+
+export const ConfigMap: MessageFns<ConfigMap> = {
+  encode(message: ConfigMap, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiVersion !== undefined) {
+      writer.uint32(10).string(message.apiVersion);
+    }
+    if (message.kind !== undefined) {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.metadata !== undefined) {
+      ObjectMeta.encode(message.metadata, writer.uint32(26).fork()).join();
+    }
+    globalThis.Object.entries(message.data || {}).forEach(([key, value]: [string, string]) => {
+      ConfigMap_DataEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    globalThis.Object.entries(message.binaryData || {}).forEach(([key, value]: [string, string]) => {
+      ConfigMap_BinaryDataEntry.encode({ key: key as any, value }, writer.uint32(42).fork()).join();
+    });
+    if (message.immutable !== undefined) {
+      writer.uint32(48).bool(message.immutable);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfigMap {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfigMap();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiVersion = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.metadata = ObjectMeta.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = ConfigMap_DataEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              if (message.data === undefined) {
+                message.data = {};
+              }
+              message.data![entry4.key] = entry4.value;
+            }
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            const entry5 = ConfigMap_BinaryDataEntry.decode(reader, reader.uint32());
+            if (entry5.value !== undefined) {
+              if (message.binaryData === undefined) {
+                message.binaryData = {};
+              }
+              message.binaryData![entry5.key] = entry5.value;
+            }
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.immutable = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseConfigMap_DataEntry(): ConfigMap_DataEntry {
+  return { key: "", value: "" };
+}
+
+export const ConfigMap_DataEntry: MessageFns<ConfigMap_DataEntry> = {
+  encode(message: ConfigMap_DataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfigMap_DataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfigMap_DataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseConfigMap_BinaryDataEntry(): ConfigMap_BinaryDataEntry {
+  return { key: "", value: "" };
+}
+
+export const ConfigMap_BinaryDataEntry: MessageFns<ConfigMap_BinaryDataEntry> = {
+  encode(message: ConfigMap_BinaryDataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfigMap_BinaryDataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfigMap_BinaryDataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
             continue;
           }
         }
