@@ -70,6 +70,38 @@ function status(a: Answer): {
   return JSON.parse(a.body) as { kind: string; reason: string; message: string; code: number };
 }
 
+/** The lines of a watch, read until `enough` says so. */
+function watchLines(path: string, enough: (lines: string[]) => boolean): Promise<string[]> {
+  const lines: string[] = [];
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: t.cp.port,
+        path,
+        ca: t.caPem,
+        headers: { authorization: `Bearer ${t.cp.adminToken}` },
+      },
+      (res) => {
+        let buffered = '';
+        res.setEncoding('utf8').on('data', (d: string) => {
+          buffered += d;
+          const parts = buffered.split('\n');
+          buffered = parts.pop()!;
+          lines.push(...parts);
+          if (enough(lines)) {
+            req.destroy();
+            resolve(lines);
+          }
+        });
+        res.on('end', () => reject(new Error(`the watch ended after ${lines.length} lines: ${buffered}`)));
+      },
+    );
+    req.on('error', () => undefined);
+    req.end();
+  });
+}
+
 describe('the Kubernetes REST API', () => {
   it('serves discovery from the table of kinds', async () => {
     const core = JSON.parse((await call('GET', '/api/v1')).body) as {
@@ -357,6 +389,31 @@ describe('the Kubernetes REST API', () => {
     };
     expect(event.type).toBe('MODIFIED');
     expect(event.object.metadata.labels).toEqual({ seen: 'yes' });
+
+    // sendInitialEvents (a streaming list, client-go's WatchList): every object as ADDED, then a
+    // bookmark that says the initial events have ended.
+    const initial = await watchLines(
+      '/api/v1/namespaces?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true',
+      (seen) => seen.some((l) => l.includes('"BOOKMARK"')),
+    );
+    const events = initial.map(
+      (l) => JSON.parse(l) as { type: string; object: { metadata: Record<string, unknown> } },
+    );
+    const listed = (await c.list('Namespace')).items.map((n) => n.metadata?.name).sort();
+    expect(events.slice(0, -1).every((e) => e.type === 'ADDED')).toBe(true);
+    expect(
+      events
+        .slice(0, -1)
+        .map((e) => e.object.metadata.name)
+        .sort(),
+    ).toEqual(listed);
+    expect(events.at(-1)).toMatchObject({
+      type: 'BOOKMARK',
+      object: { metadata: { annotations: { 'k8s.io/initial-events-end': 'true' } } },
+    });
+    const noBookmarks = await call('GET', '/api/v1/namespaces?watch=1&sendInitialEvents=true');
+    expect(noBookmarks.status).toBe(400);
+    expect(status(noBookmarks).message).toContain('allowWatchBookmarks=true');
 
     // Once the event has left the server's 60 s of history, a watch from before it is refused.
     clock.advance(120_000);
