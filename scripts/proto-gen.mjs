@@ -44,9 +44,12 @@ function generate(outDir) {
   const pbRoot = new protobuf.Root();
   pbRoot.resolvePath = (_origin, target) =>
     target.startsWith('google/protobuf/') || target.startsWith('/') ? target : join(protoDir, target);
-  pbRoot.loadSync(files, { keepCase: true });
+  // Comments become the schema's descriptions (`kubectl explain`, the OpenAPI documents).
+  pbRoot.loadSync(files, { keepCase: true, alternateCommentMode: true });
   pbRoot.resolveAll();
-  const schema = { messages: {} };
+  const schema = { messages: {}, docs: {} };
+  // A comment's lines are one paragraph, as explain re-wraps them; blank lines stay breaks.
+  const prose = (comment) => comment.replace(/([^\n])\n(?!\n)/g, '$1 ');
   const visit = (ns) => {
     for (const nested of ns.nestedArray ?? []) {
       if (nested instanceof protobuf.Type) {
@@ -57,9 +60,11 @@ function generate(outDir) {
             type: f.resolvedType ? f.resolvedType.fullName.slice(1) : f.type,
             ...(f.repeated ? { repeated: true } : {}),
             ...(f.map ? { map: true, keyType: f.keyType } : {}),
+            ...(f.comment ? { doc: prose(f.comment) } : {}),
           };
         }
         schema.messages[nested.fullName.slice(1)] = fields;
+        if (nested.comment) schema.docs[nested.fullName.slice(1)] = prose(nested.comment);
       }
       if (nested.nestedArray) visit(nested);
     }

@@ -15,9 +15,15 @@ interface FieldSchema {
   type: string;
   repeated?: boolean;
   map?: boolean;
+  /** The field's comment in the .proto file. */
+  doc?: string;
 }
 
-const messages = (schemaJson as { messages: Record<string, Record<string, FieldSchema>> }).messages;
+const { messages, docs } = schemaJson as {
+  messages: Record<string, Record<string, FieldSchema>>;
+  /** Each message's comment in the .proto file. */
+  docs: Record<string, string>;
+};
 
 const SCALARS: Record<string, Record<string, unknown>> = {
   string: { type: 'string' },
@@ -45,9 +51,12 @@ function fieldSchema(f: FieldSchema, referenced: Set<string>): Record<string, un
     referenced.add(f.type);
     item = { $ref: `#/components/schemas/${schemaName(f.type)}` };
   }
-  if (f.map) return { type: 'object', additionalProperties: item };
-  if (f.repeated) return { type: 'array', items: item };
-  return item;
+  const description = f.doc ? { description: f.doc } : {};
+  if (f.map) return { type: 'object', additionalProperties: item, ...description };
+  if (f.repeated) return { type: 'array', items: item, ...description };
+  // A $ref takes no siblings in OpenAPI 3.0: wrap it to carry the field's own description.
+  if (f.doc && item.$ref) return { allOf: [item], ...description };
+  return { ...item, ...description };
 }
 
 /** The schemas a group/version's kinds need, each message once. */
@@ -68,9 +77,10 @@ function schemasOf(kinds: KindInfo[]): Record<string, unknown> {
     out[schemaName(message)] = {
       type: 'object',
       properties,
+      ...(docs[message] ? { description: docs[message] } : {}),
       ...(kind
         ? {
-            description: `${kind.kind} (${kind.apiVersion}), as kubelab serves it.`,
+            description: docs[message] ?? `${kind.kind} (${kind.apiVersion}), as kubelab serves it.`,
             'x-kubernetes-group-version-kind': [
               { group: kind.group, version: kind.version, kind: kind.kind },
             ],

@@ -61,6 +61,9 @@ describe.each(KUBECTLS.map((k) => k.minor))('kubectl %s', (minor) => {
     expect(explained.stdout).toMatch(/^KIND:\s+Pod$/m);
     expect(explained.stdout).toMatch(/^FIELD: containers <\[\]Container>$/m);
     expect(explained.stdout).toMatch(/^ {2}image\t<string>$/m);
+    // Descriptions come from the comments of the .proto files.
+    const described = await kubectl(['explain', 'configmap.immutable'], { minor });
+    expect(described.stdout.replace(/\s+/g, ' ')).toContain('Once true, data and binaryData may not change');
     const missing = await kubectl(['explain', 'pod.spec.nosuchfield'], { minor });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('nosuchfield');
