@@ -1,6 +1,7 @@
 /** describe for the kinds without a describer of their own: metadata, then what matters of each. */
 import type { KindInfo } from '../../client/api/kinds.js';
 import type {
+  ConfigMap,
   ControllerRevision,
   Event,
   KubeObject,
@@ -35,6 +36,25 @@ export function describeGeneric(w: DescribeWriter, info: KindInfo, object: KubeO
       w.field(0, 'Timestamp', describeTime(m.timestamp));
       w.field(0, 'Window', m.window);
       w.map(0, 'Usage', m.usage, ':  ');
+      break;
+    }
+    case 'ConfigMap': {
+      // As kubectl describes one: each key, a rule, its value; binary values by size only.
+      const cm = object as ConfigMap;
+      w.line(0, '');
+      w.line(0, 'Data');
+      w.line(0, '====');
+      for (const [key, value] of Object.entries(cm.data ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
+        w.line(0, `${key}:`);
+        w.line(0, '----');
+        w.line(0, value);
+        w.line(0, '');
+      }
+      w.line(0, '');
+      w.line(0, 'BinaryData');
+      w.line(0, '====');
+      for (const [key, value] of Object.entries(cm.binaryData ?? {}).sort(([a], [b]) => a.localeCompare(b)))
+        w.line(0, `${key}: ${Buffer.from(value, 'base64').length} bytes`);
       break;
     }
     case 'Event': {

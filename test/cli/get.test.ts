@@ -225,6 +225,27 @@ it('describes a pod, a node and a DaemonSet, with their events', async () => {
   expect(missing).toMatchObject({ code: 1, stderr: 'Error from server (NotFound): pods "nope" not found\n' });
 });
 
+it('gets and describes a ConfigMap as kubectl does: its keys counted, its data shown', async () => {
+  await c.admin.create({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'settings', namespace: 'default' },
+    data: { 'app.conf': 'mode=dev\n', colour: 'blue' },
+    binaryData: { 'logo.png': Buffer.from([1, 2, 3]).toString('base64') },
+  });
+  const [table, describe] = await Promise.all([
+    c.run(['get', 'cm', 'settings']),
+    c.run(['describe', 'configmap', 'settings']),
+  ]);
+  expect(tableCells(table.stdout)).toEqual([
+    ['NAME', 'DATA', 'AGE'],
+    ['settings', '3', expect.stringMatching(/^\d+s$/)],
+  ]);
+  expect(describe.stdout).toContain(
+    '\nData\n====\napp.conf:\n----\nmode=dev\n\n\ncolour:\n----\nblue\n\n\nBinaryData\n====\nlogo.png: 3 bytes\n',
+  );
+});
+
 it('watches: prints the list, then a row for every change', async () => {
   const w = c.start(['get', 'pods', '-w', '-l', 'app=watched']);
   await eventually(() => w.stderr.includes('No resources found in default namespace.'), 'the empty list');
