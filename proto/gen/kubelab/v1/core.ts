@@ -173,23 +173,51 @@ export interface PodTemplateSpec {
 }
 
 export interface PodSpec {
-  initContainers?: Container[] | undefined;
+  /** Run one after another, each to success, before the containers start. */
+  initContainers?:
+    | Container[]
+    | undefined;
+  /** The pod's containers: processes on the node, or images run with docker or podman. */
   containers?:
     | Container[]
     | undefined;
-  /** Always, OnFailure or Never */
-  restartPolicy?: string | undefined;
-  terminationGracePeriodSeconds?: number | undefined;
+  /**
+   * Always (the default), OnFailure or Never: whether a container that exits is started
+   * again (after a back-off that grows to 5 minutes).
+   */
+  restartPolicy?:
+    | string
+    | undefined;
+  /** Seconds between the stop signal (SIGTERM) and SIGKILL when the pod is deleted (default 30). */
+  terminationGracePeriodSeconds?:
+    | number
+    | undefined;
+  /**
+   * Seconds the pod may run before it is failed (Kubernetes' DeadlineExceeded). Accepted and
+   * validated; kubelab's agent does not enforce it yet.
+   */
   activeDeadlineSeconds?: number | undefined;
-  dnsPolicy?: string | undefined;
+  dnsPolicy?:
+    | string
+    | undefined;
+  /** Labels a node must have for the scheduler to place the pod there. */
   nodeSelector?: { [key: string]: string } | undefined;
-  serviceAccountName?: string | undefined;
+  serviceAccountName?:
+    | string
+    | undefined;
+  /** The node that runs the pod: set by the scheduler (pods/binding), or by hand to skip it. */
   nodeName?: string | undefined;
   hostNetwork?: boolean | undefined;
   hostPID?: boolean | undefined;
   hostname?: string | undefined;
-  schedulerName?: string | undefined;
-  tolerations?: Toleration[] | undefined;
+  schedulerName?:
+    | string
+    | undefined;
+  /** Taints of a node the pod accepts (NoSchedule, PreferNoSchedule, NoExecute). */
+  tolerations?:
+    | Toleration[]
+    | undefined;
+  /** Node affinity: required and preferred rules on a node's labels and fields. */
   affinity?: Affinity | undefined;
   priorityClassName?: string | undefined;
   priority?: number | undefined;
@@ -215,13 +243,38 @@ export interface PodReadinessGate {
 }
 
 export interface Container {
-  name?: string | undefined;
-  image?: string | undefined;
-  command?: string[] | undefined;
-  args?: string[] | undefined;
+  /** Unique within the pod (a DNS label). */
+  name?:
+    | string
+    | undefined;
+  /**
+   * An image run with docker or podman (host network). Without one, the container is the
+   * process of command and args.
+   */
+  image?:
+    | string
+    | undefined;
+  /** The program and its first arguments, run without a shell: use [sh, -c, "…"] for one. */
+  command?:
+    | string[]
+    | undefined;
+  /** More arguments, after command's. */
+  args?:
+    | string[]
+    | undefined;
+  /** The folder the process starts in (default /). */
   workingDir?: string | undefined;
-  ports?: ContainerPort[] | undefined;
-  env?: EnvVar[] | undefined;
+  ports?:
+    | ContainerPort[]
+    | undefined;
+  /** The process's environment: exactly these (plus PATH and HOME). */
+  env?:
+    | EnvVar[]
+    | undefined;
+  /**
+   * requests (what the scheduler reserves on a node) and limits (a cgroup v2 group where the
+   * agent may create one), e.g. cpu: 500m, memory: 256Mi.
+   */
   resources?: ResourceRequirements | undefined;
   volumeMounts?: VolumeMount[] | undefined;
   livenessProbe?: Probe | undefined;
