@@ -114,7 +114,9 @@ export class ConnectionGuard {
     let port = this.options.port;
     const failures: string[] = [];
     for (const address of addresses) {
-      const server = net.createServer((socket) => this.accept(socket));
+      // TCP_NODELAY, as Go's and http.Server's listeners set it: without it a small write
+      // (a watch event, a REST answer) waits for the peer's delayed ACK, tens of milliseconds.
+      const server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
       try {
         await new Promise<void>((resolve, reject) => {
           server.once('error', reject);

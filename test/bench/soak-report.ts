@@ -2,11 +2,10 @@
  * The soak's verdict and its report: the checks per control plane, the section for
  * BENCHMARKS.md, and the row of `bench:soak` in the summary table at the top of that file.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { changedNote, type MachineInfo } from './lib/machine.js';
 import type { Proc } from './lib/childproc.js';
 import { MiB } from './lib/proc.js';
-import { table } from './lib/report.js';
+import { table, type SummaryRow } from './lib/report.js';
 import { fmt, percentileSorted, sortedCopy } from './lib/stats.js';
 import {
   SOAK_EVENT_TTL_MS,
@@ -409,14 +408,6 @@ export function renderSection(
 
 // ------------------------------------------------------------------------------ the summary table
 
-export interface SummaryRow {
-  bench: string;
-  date: string;
-  machine: string;
-  figures: string;
-  result: string;
-}
-
 export function summaryRow(input: ReportInput): SummaryRow {
   const { args, runs, checks } = input;
   const sizes = runs.map((r) => {
@@ -441,72 +432,4 @@ export function summaryRow(input: ReportInput): SummaryRow {
       ? `FAIL: ${failed.map((c) => `${c.store}: ${c.name}`).join('; ')}`
       : `pass (${checks.length} checks)`,
   };
-}
-
-const SUMMARY_INTRO =
-  'The latest run of each benchmark that keeps a row here (its dated section below has the details; ' +
-  'compare figures only within one machine and day):';
-
-/** Which of our fields a column of an existing summary table shows, by its heading. */
-function fieldOf(heading: string): keyof SummaryRow {
-  const h = heading.toLowerCase();
-  if (/bench|script|name/.test(h)) return 'bench';
-  if (/date|when|run/.test(h)) return 'date';
-  if (/machine|host|cpu/.test(h)) return 'machine';
-  if (/result|status|check|verdict|pass/.test(h)) return 'result';
-  return 'figures';
-}
-
-const cells = (line: string) =>
-  line
-    .trim()
-    .replace(/^\||\|$/g, '')
-    .split(/(?<!\\)\|/)
-    .map((c) => c.trim());
-
-/**
- * Adds or replaces the row of `row.bench` in the summary table at the top of BENCHMARKS.md (the
- * first table before the first dated section whose first heading names the benchmark); makes
- * that table, after the title, if there is none.
- */
-export function upsertSummaryRow(path: string, row: SummaryRow): void {
-  const text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
-  const lines = text.split('\n');
-  const firstSection = lines.findIndex((l) => l.startsWith('## '));
-  const introEnd = firstSection < 0 ? lines.length : firstSection;
-  const esc = (v: string) => v.replace(/\|/g, '\\|');
-  let head = -1;
-  for (let i = 0; i + 1 < introEnd; i++)
-    if (
-      /^\|/.test(lines[i]) &&
-      /^\|\s*:?-{3}/.test(lines[i + 1]) &&
-      fieldOf(cells(lines[i])[0]) === 'bench'
-    ) {
-      head = i;
-      break;
-    }
-  if (head < 0) {
-    const title = lines.findIndex((l) => l.startsWith('# '));
-    const header = ['benchmark', 'date (UTC)', 'machine', 'figures', 'result'];
-    const made = table(
-      header,
-      ['l', 'l', 'l', 'l', 'l'],
-      [[row.bench, row.date, row.machine, row.figures, row.result].map(esc)],
-    );
-    const block = ['', SUMMARY_INTRO, '', ...made.split('\n')];
-    if (lines[title + 1] !== '') block.push('');
-    lines.splice(title + 1, 0, ...block);
-    writeFileSync(path, lines.join('\n'));
-    return;
-  }
-  const fields = cells(lines[head]).map(fieldOf);
-  const line = `| ${fields.map((f) => esc(row[f])).join(' | ')} |`;
-  let end = head + 2;
-  while (end < introEnd && /^\|/.test(lines[end])) end++;
-  const mine = lines
-    .slice(head + 2, end)
-    .findIndex((l) => cells(l)[0]?.includes(row.bench.replace(/`/g, '')));
-  if (mine >= 0) lines[head + 2 + mine] = line;
-  else lines.splice(end, 0, line);
-  writeFileSync(path, lines.join('\n'));
 }

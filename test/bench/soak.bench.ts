@@ -58,7 +58,7 @@ import type { Proc } from './lib/childproc.js';
 import { machineInfo } from './lib/machine.js';
 import { otherBenchmarks } from './lib/others.js';
 import { memoryOf, MiB } from './lib/proc.js';
-import { appendSection } from './lib/report.js';
+import { appendSection, upsertSummaryRow } from './lib/report.js';
 import { Cleanup, log } from './lib/run.js';
 import { fmt, nowMs, sleep } from './lib/stats.js';
 import {
@@ -77,7 +77,6 @@ import {
   checksOf,
   renderSection,
   summaryRow,
-  upsertSummaryRow,
   type Args,
   type Check,
   type RestartRecord,

@@ -3,10 +3,13 @@
  * raw etcd, in one run; appends the figures, the machine and the date to BENCHMARKS.md.
  *
  *   1. durable creates/s with 1 and 32 writers: kubelab/sqlite and kubelab/etcd over gRPC (TLS +
- *      token, control plane in a child process), the same through the in-process client, and
- *      raw etcd puts (etcd3) as the reference;
- *   2. watch delivery latency p50/p99/max with 100 watchers, 2,000 Pods written at 200/s;
- *   3. List of 10,000 Pods through gRPC from the watch cache vs etcd's own range.
+ *      token, control plane in a child process) and over REST (HTTPS/1.1, JSON, the same token),
+ *      the same through the in-process client, and raw etcd puts (etcd3) as the reference;
+ *   2. watch delivery latency p50/p99/max with 100 watchers (gRPC, REST, etcd), 2,000 Pods
+ *      written at 200/s;
+ *   3. List of 10,000 Pods through gRPC and REST from the watch cache vs etcd's own range;
+ *   4. fan-out: the server's CPU per delivered event with 1,000 REST watchers vs 1,000 gRPC
+ *      watchers on one control plane (the issue's goal: REST costs no more than gRPC).
  *
  * The control planes run without their in-process controllers: the benchmark measures the
  * apiserver and the store. With controllers, every Pod created here (there are no nodes) also
@@ -14,13 +17,15 @@
  * create costs the server three writes, and watchers see a MODIFIED event per Pod besides its
  * ADDED one. `--controllers` runs them anyway.
  *
- * Options: --no-append (print only), --phases writes,watch,list, --rounds N (write rounds,
- * default 2), --scale F (multiplies the object counts), --profile DIR (run the control-plane
- * children with --cpu-prof into DIR), --controllers (control planes with their in-process
- * controllers, as `kubelab server` runs by default).
+ * Options: --no-append (print only), --phases writes,watch,list,fanout, --rounds N (write and
+ * fan-out rounds, default 2), --scale F (multiplies the object counts), --fanout-watchers N
+ * (default 1,000), --profile DIR (run the control-plane children with --cpu-prof into DIR),
+ * --controllers (control planes with their in-process controllers, as `kubelab server` runs by
+ * default). A run of every phase also keeps the `bench:store` row of the summary table at the
+ * top of BENCHMARKS.md current.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import type { Client } from '../../client/client.js';
@@ -32,8 +37,9 @@ import { ListResponse } from '../../proto/gen/kubelab/v1/api.js';
 import { startEtcd } from '../support/etcd.js';
 import { REPO_ROOT, startChildControlPlane, type ChildControlPlane } from './lib/child.js';
 import { cpuMeter, cpuSeconds, findPid, type CpuShare } from './lib/cpu.js';
-import { machineInfo, type MachineInfo } from './lib/machine.js';
+import { changedNote, machineInfo, type MachineInfo } from './lib/machine.js';
 import { appendSection, table } from './lib/report.js';
+import { podsPath, RestClient, restWatchHarness } from './lib/rest.js';
 import { fmt, median, min, nowMs } from './lib/stats.js';
 import {
   benchPod,
@@ -54,6 +60,7 @@ import {
   type WatchHarness,
   type WatchLatencyResult,
 } from './lib/workloads.js';
+import { upsertSummaryRow } from './lib/report.js';
 
 // ------------------------------------------------------------------------------ settings
 
@@ -65,15 +72,18 @@ interface Args {
   profileDir?: string;
   /** Run the control planes with their in-process controllers (default: without). */
   controllers: boolean;
+  /** Watchers of each kind in the fan-out phase. */
+  fanoutWatchers: number;
 }
 
 function parseArgs(argv: string[]): Args {
   const args: Args = {
     append: true,
-    phases: new Set(['writes', 'watch', 'list']),
+    phases: new Set(ALL_PHASES),
     rounds: 2,
     scale: 1,
     controllers: false,
+    fanoutWatchers: 1000,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -89,24 +99,38 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--profile') args.profileDir = resolve(value());
     else if (a === '--controllers') args.controllers = true;
     else if (a === '--no-controllers') args.controllers = false;
+    else if (a === '--fanout-watchers') args.fanoutWatchers = Math.max(1, Number(value()));
     else throw new Error(`unknown option ${a}; see the comment at the top of test/bench/store.bench.ts`);
   }
   return args;
 }
 
+const ALL_PHASES = ['writes', 'watch', 'list', 'fanout'];
 const RUN_ID = Date.now().toString(36);
 const WATCHERS = 100;
 const WATCH_RATE = 200;
 /** Writes before the measured ones, received by every watcher before measuring starts. */
 const WATCH_WARMUP = 400;
+/**
+ * The fan-out's write rate: 1,000 watchers at 20 creates/s is 20,000 events/s, about what this
+ * process can consume on 2 cores beside the server (the watch phase's 100 × 200/s).
+ */
+const FANOUT_RATE = 20;
+const FANOUT_OBJECTS = 300;
+const FANOUT_WARMUP = 40;
 const LIST_REPS = 10;
 /** Connections the 100 watchers are spread over (gRPC channels, etcd3 clients). */
 const WATCH_CHANNELS = 4;
 /** A stored Pod's JSON is sized to this. */
 const OBJECT_BYTES = 1024;
 const GRPC_PATH = 'gRPC, TLS + token, server in a child process';
+const REST_PATH = 'REST, HTTPS/1.1 keep-alive + token, JSON, server in a child process';
 const INPROC_PATH = 'in-process client (cp.client()), no network';
 const RAW_PUTS = 'raw etcd3 puts';
+const REST_WATCH_PARSED = 'REST watches, an HTTP/1.1 connection each, events JSON.parse()d';
+const REST_WATCH_RAW = 'REST watches, an HTTP/1.1 connection each, lines not parsed';
+const REST_LIST_PARSED = 'REST GET, JSON.parse()d';
+const REST_LIST_RAW = 'REST GET, bytes received, not parsed';
 
 // ------------------------------------------------------------------------------ cleanup
 
@@ -172,17 +196,45 @@ interface ListRow {
   cpuMs: CpuShare;
 }
 
+type FanoutKey = 'none' | 'grpc' | 'grpcShared' | 'rest';
+
+interface FanoutRun {
+  result: WatchLatencyResult;
+  /** CPU seconds of the server and of this process over the measured creates. */
+  serverCpuS: number;
+  benchCpuS: number;
+  seconds: number;
+  /** The server's CPU µs per delivered event beyond the writes alone (this round's no-watcher case). */
+  netUsPerEvent: number;
+}
+
+interface FanoutRow {
+  key: FanoutKey;
+  how: string;
+  watchers: number;
+  connections: number;
+  runs: FanoutRun[];
+}
+
 interface Results {
   machine?: MachineInfo;
+  /** 1-minute load average when the run started and when it ended: others' work shows here. */
+  load: { start: number; end?: number };
   objectBytes: number;
   writes: WriteRow[];
   watch: WatchRow[];
   list: ListRow[];
   listDecode?: { decodeMs: number; convertMs: number; bytes: number };
+  fanout: FanoutRow[];
 }
 
 function best(runs: WriteRun[] | undefined): WriteRun | undefined {
   return runs?.reduce((a, b) => (b.perSec > a.perSec ? b : a));
+}
+
+/** The round whose delivery cost the server least per event (the least disturbed one). */
+function bestFanout(row: FanoutRow | undefined): FanoutRun | undefined {
+  return row?.runs.reduce((a, b) => (b.netUsPerEvent < a.netUsPerEvent ? b : a));
 }
 
 function writeRate(results: Results, system: string, path: string, concurrency: number): number {
@@ -197,6 +249,8 @@ interface Systems {
   etcd: ChildControlPlane;
   sqliteClient: Client;
   etcdClient: Client;
+  sqliteRest: RestClient;
+  etcdRest: RestClient;
   raw: Etcd3;
   rawWatchClients: Etcd3[];
   rawValue: (name: string, extra?: Record<string, string>) => string;
@@ -232,6 +286,10 @@ async function writesPhase(
     (client: Client, tag: string): WriteOp =>
     (i) =>
       client.create(benchPod(`${RUN_ID}-${tag}-${i}`, ns));
+  const restOp =
+    (client: RestClient, tag: string): WriteOp =>
+    (i) =>
+      client.create(benchPod(`${RUN_ID}-rest-${tag}-${i}`, ns));
   const rawOp =
     (tag: string): WriteOp =>
     (i) => {
@@ -268,13 +326,17 @@ async function writesPhase(
   const rawRow: WriteRow = { system: 'etcd (reference)', path: RAW_PUTS, runs: new Map() };
   const sqliteRow: WriteRow = { system: 'kubelab/sqlite', path: GRPC_PATH, runs: new Map() };
   const etcdRow: WriteRow = { system: 'kubelab/etcd', path: GRPC_PATH, runs: new Map() };
-  results.writes.push(sqliteRow, etcdRow, rawRow);
+  const sqliteRestRow: WriteRow = { system: 'kubelab/sqlite', path: REST_PATH, runs: new Map() };
+  const etcdRestRow: WriteRow = { system: 'kubelab/etcd', path: REST_PATH, runs: new Map() };
+  results.writes.push(sqliteRow, etcdRow, sqliteRestRow, etcdRestRow, rawRow);
   await ensureNamespace(s.sqliteClient, ns);
   await ensureNamespace(s.etcdClient, ns);
   await runRounds([
     { row: rawRow, op: rawOp, server: undefined },
     { row: sqliteRow, op: (t) => kubelabOp(s.sqliteClient, t), server: s.pids.sqlite },
     { row: etcdRow, op: (t) => kubelabOp(s.etcdClient, t), server: s.pids.etcdChild },
+    { row: sqliteRestRow, op: (t) => restOp(s.sqliteRest, t), server: s.pids.sqlite },
+    { row: etcdRestRow, op: (t) => restOp(s.etcdRest, t), server: s.pids.etcdChild },
   ]);
 
   // The in-process client: the control plane in this process, no network.
@@ -341,6 +403,9 @@ async function watchPhase(s: Systems, args: Args, results: Results): Promise<voi
       write: h.write,
     };
   };
+  // Written through the same typed gRPC client as the gRPC rows: only the delivery differs.
+  const rest = (cp: ChildControlPlane, writer: Client, tag: string, parse: boolean): WatchHarness =>
+    restWatchHarness(writer, cp, ns, `${RUN_ID}-${tag}`, { parse });
   const cases: Array<{
     system: string;
     how: string;
@@ -360,6 +425,18 @@ async function watchPhase(s: Systems, args: Args, results: Results): Promise<voi
       harness: () => typed(s.etcd, s.etcdClient, 'watch-typed'),
     },
     {
+      system: 'kubelab/sqlite',
+      how: REST_WATCH_PARSED,
+      server: s.pids.sqlite,
+      harness: () => rest(s.sqlite, s.sqliteClient, 'watch-rest', true),
+    },
+    {
+      system: 'kubelab/etcd',
+      how: REST_WATCH_PARSED,
+      server: s.pids.etcdChild,
+      harness: () => rest(s.etcd, s.etcdClient, 'watch-rest', true),
+    },
+    {
       system: 'etcd (reference)',
       how: 'etcd3 watchers, values JSON.parse()d',
       server: undefined,
@@ -377,6 +454,18 @@ async function watchPhase(s: Systems, args: Args, results: Results): Promise<voi
       how: 'raw gRPC streams, bytes not decoded',
       server: s.pids.etcdChild,
       harness: () => rawGrpcWatchHarness(s.etcdClient, s.etcd, WATCH_CHANNELS, ns, `${RUN_ID}-watch-raw`),
+    },
+    {
+      system: 'kubelab/sqlite',
+      how: REST_WATCH_RAW,
+      server: s.pids.sqlite,
+      harness: () => rest(s.sqlite, s.sqliteClient, 'watch-rest-raw', false),
+    },
+    {
+      system: 'kubelab/etcd',
+      how: REST_WATCH_RAW,
+      server: s.pids.etcdChild,
+      harness: () => rest(s.etcd, s.etcdClient, 'watch-rest-raw', false),
     },
     {
       system: 'etcd (reference)',
@@ -482,6 +571,28 @@ async function listPhase(s: Systems, args: Args, results: Results, cleanup: Clea
       server: s.pids.etcdChild,
       bytes: true,
     },
+    {
+      row: { system: 'kubelab/sqlite', how: REST_LIST_PARSED, times: [], cpuMs: {} },
+      run: async () => (await s.sqliteRest.listParsed(podsPath(ns))).length,
+      server: s.pids.sqlite,
+    },
+    {
+      row: { system: 'kubelab/etcd', how: REST_LIST_PARSED, times: [], cpuMs: {} },
+      run: async () => (await s.etcdRest.listParsed(podsPath(ns))).length,
+      server: s.pids.etcdChild,
+    },
+    {
+      row: { system: 'kubelab/sqlite', how: REST_LIST_RAW, times: [], cpuMs: {} },
+      run: () => s.sqliteRest.listBytes(podsPath(ns)),
+      server: s.pids.sqlite,
+      bytes: true,
+    },
+    {
+      row: { system: 'kubelab/etcd', how: REST_LIST_RAW, times: [], cpuMs: {} },
+      run: () => s.etcdRest.listBytes(podsPath(ns)),
+      server: s.pids.etcdChild,
+      bytes: true,
+    },
   ];
   // Two warm-ups, then the repetitions interleaved so that noise hits every system alike.
   for (let rep = -2; rep < LIST_REPS; rep++) {
@@ -533,101 +644,315 @@ async function listPhase(s: Systems, args: Args, results: Results, cleanup: Clea
   await cleanup.now('raw list clients');
 }
 
+/**
+ * The same creates, at a steady rate, delivered to N raw gRPC watchers or N REST watchers of
+ * kubelab/sqlite, and to none: the server's CPU over the measured creates, less that of the
+ * creates alone, per delivered event, is what each door's fan-out costs. HTTP/1.1 cannot carry
+ * two watches on one connection, so the REST watchers hold N connections; gRPC is measured both
+ * with N connections (like for like: as many TLS sessions and socket writes) and over the watch
+ * phase's 4 (what HTTP/2 multiplexing saves). Neither client decodes the events, so the bench
+ * process, which shares the 2 cores with the server, does little per event on either. The cases
+ * take turns within a round, in reverse order every other round.
+ */
+async function fanoutPhase(s: Systems, args: Args, results: Results): Promise<void> {
+  const ns = 'bench-fanout';
+  const watchers = args.fanoutWatchers;
+  const objects = Math.round(FANOUT_OBJECTS * args.scale);
+  await ensureNamespace(s.sqliteClient, ns);
+  const rows: Array<FanoutRow & { harness: (tag: string) => WatchHarness }> = [
+    {
+      key: 'none',
+      how: 'no watchers: the creates alone',
+      watchers: 0,
+      connections: 0,
+      runs: [],
+      harness: (tag) => kubelabWatchHarness(s.sqliteClient, [], ns, tag),
+    },
+    {
+      key: 'grpc',
+      how: 'raw gRPC watch streams, a connection each, bytes not decoded',
+      watchers,
+      connections: watchers,
+      runs: [],
+      harness: (tag) => rawGrpcWatchHarness(s.sqliteClient, s.sqlite, watchers, ns, tag),
+    },
+    {
+      key: 'grpcShared',
+      how: `raw gRPC watch streams over ${WATCH_CHANNELS} connections, bytes not decoded`,
+      watchers,
+      connections: WATCH_CHANNELS,
+      runs: [],
+      harness: (tag) => rawGrpcWatchHarness(s.sqliteClient, s.sqlite, WATCH_CHANNELS, ns, tag),
+    },
+    {
+      key: 'rest',
+      how: 'REST watches, an HTTP/1.1 connection each, lines not parsed',
+      watchers,
+      connections: watchers,
+      runs: [],
+      harness: (tag) => restWatchHarness(s.sqliteClient, s.sqlite, ns, tag, { parse: false }),
+    },
+  ];
+  results.fanout.push(...rows);
+  for (let round = 1; round <= args.rounds; round++) {
+    const order = round % 2 ? rows : [...rows].reverse();
+    const measured = new Map<FanoutKey, Omit<FanoutRun, 'netUsPerEvent'>>();
+    for (const row of order) {
+      log(
+        `fan-out round ${round}: ${row.how}: ${row.watchers} watchers, ${objects} creates at ${FANOUT_RATE}/s`,
+      );
+      let cpu0 = { server: NaN, bench: NaN, t: 0 };
+      let cpu1 = cpu0;
+      const sample = () => ({
+        server: cpuSeconds(s.pids.sqlite),
+        bench: cpuSeconds(process.pid),
+        t: nowMs(),
+      });
+      const result = await watchLatency(row.harness(`${RUN_ID}-fanout-r${round}-${row.key.toLowerCase()}`), {
+        watchers: row.watchers,
+        objects,
+        ratePerSec: FANOUT_RATE,
+        warmup: FANOUT_WARMUP,
+        window: { start: () => (cpu0 = sample()), end: () => (cpu1 = sample()) },
+      });
+      const run = {
+        result,
+        serverCpuS: cpu1.server - cpu0.server,
+        benchCpuS: cpu1.bench - cpu0.bench,
+        seconds: (cpu1.t - cpu0.t) / 1000,
+      };
+      measured.set(row.key, run);
+      log(
+        `fan-out round ${round}: ${row.how}: server CPU ${fmt(run.serverCpuS)} s over ${fmt(run.seconds)} s ` +
+          `(bench ${fmt(run.benchCpuS)} s); ${result.samples} events delivered, ${result.missing} missing; ` +
+          `p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms`,
+      );
+    }
+    const base = measured.get('none')?.serverCpuS ?? 0;
+    for (const row of rows) {
+      const run = measured.get(row.key)!;
+      const events = run.result.samples;
+      row.runs.push({ ...run, netUsPerEvent: events ? ((run.serverCpuS - base) * 1e6) / events : NaN });
+    }
+    const net = (key: FanoutKey) => rows.find((r) => r.key === key)?.runs.at(-1)?.netUsPerEvent ?? NaN;
+    log(
+      `fan-out round ${round}: server CPU per delivered event beyond the creates: REST ${fmt(net('rest'))} µs, ` +
+        `gRPC ${fmt(net('grpc'))} µs (a connection each), ${fmt(net('grpcShared'))} µs (${WATCH_CHANNELS} connections); ` +
+        `REST ÷ gRPC ${fmt(net('rest') / net('grpc'))}× / ${fmt(net('rest') / net('grpcShared'))}×`,
+    );
+  }
+}
+
 // ------------------------------------------------------------------------------ the report
 
 interface Target {
   what: string;
+  /** For the summary table's result column. */
+  short: string;
   value: number;
   unit: string;
   goal: string;
   pass: boolean;
 }
 
-function targets(r: Results): Target[] {
-  const sqlite32 = writeRate(r, 'kubelab/sqlite', GRPC_PATH, 32);
-  const etcd32 = writeRate(r, 'kubelab/etcd', GRPC_PATH, 32);
-  const raw32 = writeRate(r, 'etcd (reference)', RAW_PUTS, 32);
-  const watchP99 =
-    r.watch.find((w) => w.system === 'kubelab/sqlite' && w.how.startsWith('typed'))?.result.p99Ms ?? NaN;
+/** The figures the targets and the summary row are made of. */
+function keyFigures(r: Results) {
   const listOf = (system: string, how: string) =>
     median(r.list.find((l) => l.system === system && l.how === how)?.times ?? []);
-  const sqliteList = listOf('kubelab/sqlite', 'typed gRPC client list()');
-  const sqliteRawList = listOf('kubelab/sqlite', 'raw gRPC call, answer not decoded');
-  const sqliteInproc32 = writeRate(r, 'kubelab/sqlite', INPROC_PATH, 32);
-  const etcdInproc32 = writeRate(r, 'kubelab/etcd', INPROC_PATH, 32);
-  const etcdRange = listOf('etcd (reference)', 'etcd3 getAll().prefix().buffers()');
-  const t = (what: string, value: number, unit: string, goal: string, pass: boolean): Target => ({
+  const watchOf = (system: string, how: (h: string) => boolean) =>
+    r.watch.find((w) => w.system === system && how(w.how))?.result.p99Ms ?? NaN;
+  const fanout = (key: FanoutKey) => bestFanout(r.fanout.find((f) => f.key === key))?.netUsPerEvent ?? NaN;
+  return {
+    sqlite32: writeRate(r, 'kubelab/sqlite', GRPC_PATH, 32),
+    etcd32: writeRate(r, 'kubelab/etcd', GRPC_PATH, 32),
+    sqliteRest32: writeRate(r, 'kubelab/sqlite', REST_PATH, 32),
+    raw32: writeRate(r, 'etcd (reference)', RAW_PUTS, 32),
+    sqliteInproc32: writeRate(r, 'kubelab/sqlite', INPROC_PATH, 32),
+    etcdInproc32: writeRate(r, 'kubelab/etcd', INPROC_PATH, 32),
+    watchP99: watchOf('kubelab/sqlite', (h) => h.startsWith('typed')),
+    restWatchP99: watchOf('kubelab/sqlite', (h) => h === REST_WATCH_PARSED),
+    etcdWatchP99: watchOf('etcd (reference)', (h) => h.includes('JSON.parse')),
+    sqliteList: listOf('kubelab/sqlite', 'typed gRPC client list()'),
+    sqliteRawList: listOf('kubelab/sqlite', 'raw gRPC call, answer not decoded'),
+    restList: listOf('kubelab/sqlite', REST_LIST_PARSED),
+    restRawList: listOf('kubelab/sqlite', REST_LIST_RAW),
+    etcdRange: listOf('etcd (reference)', 'etcd3 getAll().prefix().buffers()'),
+    fanoutRest: fanout('rest'),
+    fanoutGrpc: fanout('grpc'),
+    fanoutGrpcShared: fanout('grpcShared'),
+  };
+}
+
+function targets(r: Results): Target[] {
+  const k = keyFigures(r);
+  const t = (
+    what: string,
+    short: string,
+    value: number,
+    unit: string,
+    goal: string,
+    pass: boolean,
+  ): Target => ({
     what,
+    short,
     value,
     unit,
     goal,
     pass: Number.isFinite(value) && pass,
   });
+  const watchers = fmt(r.fanout.find((f) => f.key === 'rest')?.watchers ?? NaN, 0);
   return [
     t(
       'kubelab/sqlite creates/s through the apiserver (in-process client, 32 writers) ÷ raw etcd puts/s (32 writers)',
-      sqliteInproc32 / raw32,
+      'in-process creates ÷ raw etcd',
+      k.sqliteInproc32 / k.raw32,
       '×',
       '≥ 1.0',
-      sqliteInproc32 / raw32 >= 1,
+      k.sqliteInproc32 / k.raw32 >= 1,
     ),
     t(
       'kubelab/sqlite ÷ kubelab/etcd creates/s through the apiserver (in-process client, 32 writers)',
-      sqliteInproc32 / etcdInproc32,
+      'SQLite ÷ etcd in-process creates',
+      k.sqliteInproc32 / k.etcdInproc32,
       '×',
       '≥ 2.0',
-      sqliteInproc32 / etcdInproc32 >= 2,
+      k.sqliteInproc32 / k.etcdInproc32 >= 2,
     ),
     t(
       'kubelab/sqlite creates/s (gRPC, 32 writers) ÷ raw etcd puts/s (32 writers)',
-      sqlite32 / raw32,
+      'gRPC creates ÷ raw etcd',
+      k.sqlite32 / k.raw32,
       '×',
       '≥ 1.0',
-      sqlite32 / raw32 >= 1,
+      k.sqlite32 / k.raw32 >= 1,
+    ),
+    t(
+      'kubelab/sqlite creates/s (REST, 32 writers) ÷ raw etcd puts/s (32 writers)',
+      'REST creates ÷ raw etcd',
+      k.sqliteRest32 / k.raw32,
+      '×',
+      '≥ 1.0',
+      k.sqliteRest32 / k.raw32 >= 1,
     ),
     t(
       'kubelab/sqlite ÷ kubelab/etcd creates/s (gRPC, 32 writers)',
-      sqlite32 / etcd32,
+      'SQLite ÷ etcd gRPC creates',
+      k.sqlite32 / k.etcd32,
       '×',
       '≥ 2.0',
-      sqlite32 / etcd32 >= 2,
+      k.sqlite32 / k.etcd32 >= 2,
     ),
     t(
       'watch delivery p99, kubelab/sqlite (100 typed gRPC watchers)',
-      watchP99,
+      'gRPC watch p99',
+      k.watchP99,
       'ms',
       '≤ 20 ms',
-      watchP99 <= 20,
+      k.watchP99 <= 20,
+    ),
+    t(
+      'watch delivery p99, kubelab/sqlite (100 REST watchers, events JSON.parse()d)',
+      'REST watch p99',
+      k.restWatchP99,
+      'ms',
+      '≤ 20 ms',
+      k.restWatchP99 <= 20,
     ),
     t(
       'list 10,000 Pods through gRPC from the watch cache, kubelab/sqlite (typed client, median)',
-      sqliteList,
+      'typed gRPC list',
+      k.sqliteList,
       'ms',
       '≤ 30 ms',
-      sqliteList <= 30,
+      k.sqliteList <= 30,
     ),
     t(
       'list 10,000 Pods through gRPC from the watch cache, kubelab/sqlite (answer as received, not decoded, like the etcd3 buffers; median)',
-      sqliteRawList,
+      'raw gRPC list',
+      k.sqliteRawList,
       'ms',
       '≤ 30 ms',
-      sqliteRawList <= 30,
+      k.sqliteRawList <= 30,
+    ),
+    t(
+      'list 10,000 Pods through REST from the watch cache, kubelab/sqlite (JSON.parse()d, median)',
+      'REST list parsed',
+      k.restList,
+      'ms',
+      '≤ 30 ms',
+      k.restList <= 30,
+    ),
+    t(
+      'list 10,000 Pods through REST from the watch cache, kubelab/sqlite (bytes received, not parsed; median)',
+      'REST list raw',
+      k.restRawList,
+      'ms',
+      '≤ 30 ms',
+      k.restRawList <= 30,
     ),
     t(
       'etcd range of 10,000 (median) ÷ kubelab/sqlite list through gRPC, not decoded (median)',
-      etcdRange / sqliteRawList,
+      'etcd range ÷ raw gRPC list',
+      k.etcdRange / k.sqliteRawList,
       '×',
       '≥ 2.0',
-      etcdRange / sqliteRawList >= 2,
+      k.etcdRange / k.sqliteRawList >= 2,
     ),
     t(
       'etcd range of 10,000 (median) ÷ kubelab/sqlite list (typed client, median)',
-      etcdRange / sqliteList,
+      'etcd range ÷ typed list',
+      k.etcdRange / k.sqliteList,
       '×',
       '≥ 2.0',
-      etcdRange / sqliteList >= 2,
+      k.etcdRange / k.sqliteList >= 2,
+    ),
+    t(
+      `watch fan-out to ${watchers} watchers, kubelab/sqlite: the server's CPU per delivered event beyond the creates, REST ÷ gRPC (a connection per watcher for both)`,
+      'fan-out CPU REST ÷ gRPC',
+      k.fanoutRest / k.fanoutGrpc,
+      '×',
+      '≤ 1.0',
+      k.fanoutRest / k.fanoutGrpc <= 1,
+    ),
+    t(
+      `watch fan-out to ${watchers} watchers, kubelab/sqlite: the same, REST (a connection each) ÷ gRPC over ${WATCH_CHANNELS} connections`,
+      `fan-out CPU REST ÷ gRPC over ${WATCH_CHANNELS} connections`,
+      k.fanoutRest / k.fanoutGrpcShared,
+      '×',
+      '≤ 1.0',
+      k.fanoutRest / k.fanoutGrpcShared <= 1,
     ),
   ];
+}
+
+/** The `bench:store` row of the summary table at the top of BENCHMARKS.md. */
+function summaryRow(r: Results, started: Date) {
+  const k = keyFigures(r);
+  const m = r.machine;
+  const ms = (v: number) => `${fmt(v)} ms`;
+  const us = (v: number) => `${fmt(v)} µs`;
+  const ts = targets(r);
+  const measured = ts.filter((t) => Number.isFinite(t.value));
+  const missed = measured.filter((t) => !t.pass);
+  const shown = (t: Target) =>
+    `${t.short} ${t.unit === '×' ? `${fmt(t.value)}×` : ms(t.value)} (goal ${t.goal})`;
+  const watchers = fmt(r.fanout.find((f) => f.key === 'rest')?.watchers ?? NaN, 0);
+  return {
+    bench: '`bench:store`',
+    date: started.toISOString().slice(0, 16).replace('T', ' '),
+    machine: m ? `${m.cpu}, ${m.cores} cores, ${fmt(m.ramGiB, 1)} GiB` : 'unknown',
+    figures:
+      `creates/s, 32 writers: kubelab/sqlite over gRPC ${fmt(k.sqlite32, 0)}/s = ${fmt(k.sqlite32 / k.raw32)}× raw etcd puts (${fmt(k.raw32, 0)}/s), ` +
+      `over REST ${fmt(k.sqliteRest32, 0)}/s = ${fmt(k.sqliteRest32 / k.raw32)}×, in-process ${fmt(k.sqliteInproc32, 0)}/s = ${fmt(k.sqliteInproc32 / k.raw32)}×; ` +
+      `watch delivery p99, 100 watchers: kubelab/sqlite typed gRPC ${ms(k.watchP99)}, REST (parsed) ${ms(k.restWatchP99)}, etcd reference ${ms(k.etcdWatchP99)}; ` +
+      `list 10,000 Pods, median: typed gRPC ${ms(k.sqliteList)}, raw gRPC ${ms(k.sqliteRawList)}, REST parsed ${ms(k.restList)}, REST raw ${ms(k.restRawList)}, etcd range ${ms(k.etcdRange)}; ` +
+      `fan-out to ${watchers} watchers, server CPU per delivered event: REST ${us(k.fanoutRest)}, gRPC ${us(k.fanoutGrpc)} (a connection each; ${fmt(k.fanoutRest / k.fanoutGrpc)}×), ` +
+      `gRPC over ${WATCH_CHANNELS} connections ${us(k.fanoutGrpcShared)} (${fmt(k.fanoutRest / k.fanoutGrpcShared)}×)`,
+    result:
+      `${measured.length - missed.length} of ${measured.length} targets met` +
+      (missed.length ? `; misses: ${missed.map(shown).join(', ')}` : '') +
+      (m?.changed.length ? "; measured with others' uncommitted changes in the tree" : ''),
+  };
 }
 
 function render(r: Results, args: Args, started: Date, seconds: number): string {
@@ -645,7 +970,9 @@ function render(r: Results, args: Args, started: Date, seconds: number): string 
           : 'Control planes without their in-process controllers (`kubelab server --no-controller-manager`): the apiserver and the store alone. ') +
         `Whole run: ${fmt(seconds, 0)} s${args.scale !== 1 ? `, object counts scaled by ${args.scale}` : ''}. ` +
         'CPU columns: cores used during the case by this benchmark process (the client; also the ' +
-        'server for in-process rows), the kubelab server child, and etcd.',
+        'server for in-process rows), the kubelab server child, and etcd. ' +
+        `1-minute load average at the start ${fmt(r.load.start)}, at the end ${fmt(r.load.end ?? NaN)}.` +
+        (changedNote(m) ? ` ${changedNote(m)}` : ''),
     );
     out.push('');
   }
@@ -685,7 +1012,8 @@ function render(r: Results, args: Args, started: Date, seconds: number): string 
   if (r.watch.length) {
     const w0 = r.watch[0].result;
     out.push(
-      `### Watch delivery latency (${w0.watchers} watchers over ${WATCH_CHANNELS} connections on one namespace/prefix, ` +
+      `### Watch delivery latency (${w0.watchers} watchers on one namespace/prefix: gRPC and etcd3 ones over ${WATCH_CHANNELS} connections, ` +
+        'REST ones on a connection each (HTTP/1.1 carries one stream at a time); kubelab Pods created through the typed gRPC client for every row; ' +
         `${fmt(w0.objects, 0)} creates at ${w0.ratePerSec}/s after ${WATCH_WARMUP} warm-up creates were delivered; ` +
         'latency = event consumed − write call; ' +
         `keeping up means ${fmt(w0.watchers * w0.ratePerSec, 0)} events/s)`,
@@ -730,6 +1058,59 @@ function render(r: Results, args: Args, started: Date, seconds: number): string 
       out.push('');
     }
   }
+  if (r.fanout.length) {
+    const spec = r.fanout.find((f) => f.runs.length && f.watchers)?.runs[0]?.result;
+    const net = (key: FanoutKey) => bestFanout(r.fanout.find((f) => f.key === key))?.netUsPerEvent ?? NaN;
+    const grpc = net('grpc');
+    out.push(
+      `### Watch fan-out: the server's CPU per delivered event (kubelab/sqlite, ${fmt(spec?.objects ?? NaN, 0)} creates at ` +
+        `${spec?.ratePerSec ?? FANOUT_RATE}/s through the typed gRPC client after ${FANOUT_WARMUP} warm-up creates were delivered; ` +
+        `best of ${args.rounds} interleaved rounds, every round in brackets; CPU over the measured creates only)`,
+    );
+    out.push('');
+    out.push(
+      "Fan-out µs per event = (the server's CPU seconds − those of the same creates without watchers, in the same round) ÷ " +
+        'events delivered. Neither client decodes the events (gRPC: bytes; REST: lines split, the two annotations read ' +
+        'from the bytes), so the benchmark process, which shares the cores with the server, does little per event on either.',
+    );
+    out.push('');
+    out.push(
+      table(
+        [
+          'watchers',
+          'connections',
+          'server CPU s',
+          'fan-out µs per event',
+          '÷ gRPC, a connection each',
+          'p50 / p99 ms',
+          'events/s',
+          'missing',
+          'CPU cores bench / server',
+        ],
+        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        r.fanout.map((f) => {
+          const b = bestFanout(f);
+          if (!b) return [f.how, fmt(f.connections, 0), 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', 'n/a'];
+          const x = b.result;
+          const none = f.key === 'none';
+          return [
+            none ? f.how : `${fmt(f.watchers, 0)} ${f.how}`,
+            fmt(f.connections, 0),
+            `${fmt(b.serverCpuS)} [${f.runs.map((u) => fmt(u.serverCpuS)).join(', ')}]`,
+            none
+              ? `(${fmt((b.serverCpuS * 1e6) / x.objects, 0)} µs per create, the server's idle work included)`
+              : `**${fmt(b.netUsPerEvent)}** [${f.runs.map((u) => fmt(u.netUsPerEvent)).join(', ')}]`,
+            none ? '–' : `${fmt(b.netUsPerEvent / grpc)}×`,
+            none ? '–' : `${fmt(x.p50Ms)} / ${fmt(x.p99Ms)}`,
+            none ? '–' : fmt(x.deliveredPerSec, 0),
+            none ? '–' : fmt(x.missing, 0),
+            `${fmt(b.benchCpuS / b.seconds)} / ${fmt(b.serverCpuS / b.seconds)}`,
+          ];
+        }),
+      ),
+    );
+    out.push('');
+  }
   const ts = targets(r);
   out.push('### Targets (ratios from this run)');
   out.push('');
@@ -762,11 +1143,18 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => fail('interrupted; cleaning up', 130));
   process.once('SIGTERM', () => fail('terminated; cleaning up', 143));
   const watchdog = setTimeout(
-    () => fail('the benchmark took more than 15 minutes; giving up', 1),
-    15 * 60_000,
+    () => fail('the benchmark took more than 25 minutes; giving up', 1),
+    25 * 60_000,
   );
 
-  const results: Results = { objectBytes: 0, writes: [], watch: [], list: [] };
+  const results: Results = {
+    load: { start: loadavg()[0] },
+    objectBytes: 0,
+    writes: [],
+    watch: [],
+    list: [],
+    fanout: [],
+  };
   try {
     const nodeArgs: string[] = [];
     if (args.profileDir) {
@@ -774,6 +1162,9 @@ async function main(): Promise<void> {
       nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${args.profileDir}`);
     }
     const serverArgs = args.controllers ? [] : ['--no-controller-manager'];
+    // The fan-out's REST watchers hold a connection each, all from 127.0.0.1: over the default
+    // limit of 1,000 per address once the gRPC clients are counted.
+    if (args.phases.has('fanout')) serverArgs.push('--max-connections-per-address', '0');
     log('starting etcd');
     const etcd = await startEtcd();
     cleanup.add('etcd', () => etcd.stop());
@@ -807,6 +1198,9 @@ async function main(): Promise<void> {
 
     const sqliteClient = sqlite.client();
     const etcdClient = etcdCp.client();
+    const sqliteRest = new RestClient(sqlite);
+    const etcdRest = new RestClient(etcdCp);
+    cleanup.add('REST clients', () => (sqliteRest.close(), etcdRest.close()));
     // Size the padding so that a Pod, as stored (with the server's defaults), is ~1 KiB of JSON;
     // that stored form is also the raw etcd value.
     await ensureNamespace(sqliteClient, 'bench-sample');
@@ -829,6 +1223,8 @@ async function main(): Promise<void> {
       etcd: etcdCp,
       sqliteClient,
       etcdClient,
+      sqliteRest,
+      etcdRest,
       raw,
       rawWatchClients,
       rawValue: rawValueFactory(stored),
@@ -842,8 +1238,10 @@ async function main(): Promise<void> {
     if (args.phases.has('writes')) await writesPhase(systems, args, results, cleanup, counts);
     if (args.phases.has('watch')) await watchPhase(systems, args, results);
     if (args.phases.has('list')) await listPhase(systems, args, results, cleanup);
+    if (args.phases.has('fanout')) await fanoutPhase(systems, args, results);
   } finally {
     clearTimeout(watchdog);
+    results.load.end = loadavg()[0];
     log('stopping everything');
     await cleanup.runAll();
   }
@@ -854,6 +1252,12 @@ async function main(): Promise<void> {
     const path = join(REPO_ROOT, 'BENCHMARKS.md');
     appendSection(path, section);
     log(`appended to ${path}`);
+    // Only a run of every phase speaks for the benchmark: a partial one would blank the others'
+    // figures in the summary row.
+    if (ALL_PHASES.every((p) => args.phases.has(p))) {
+      upsertSummaryRow(path, summaryRow(results, started));
+      log(`updated the bench:store row of the summary table in ${path}`);
+    }
   }
 }
 

@@ -14,20 +14,23 @@ What it measures, with Pods whose JSON is ~1 KiB as stored (the padding annotati
 reach 1,024 bytes with the server's defaults):
 
 - durable creates/s through the apiserver with 1 and 32 concurrent writers: kubelab on SQLite and
-  on etcd, over gRPC (TLS + bearer token, \`kubelab server\` in a child process) and through the
-  in-process client; the reference is raw etcd puts of the same value size with the etcd3 client;
-- watch delivery latency (write call → event consumed by the client) with 100 watchers while
-  2,000 Pods are written at a steady 200/s, after a warm-up; the reference is 100 etcd3 watchers
-  on a prefix;
-- listing 10,000 Pods through gRPC from the watch cache; the reference is etcd's own range of the
-  same 10,000 values with the etcd3 client.
+  on etcd, over gRPC (TLS + bearer token, \`kubelab server\` in a child process), over REST (HTTPS/1.1
+  keep-alive, JSON, the same token) and through the in-process client; the reference is raw etcd
+  puts of the same value size with the etcd3 client;
+- watch delivery latency (write call → event consumed by the client) with 100 watchers (gRPC,
+  REST) while 2,000 Pods are written at a steady 200/s, after a warm-up; the reference is 100
+  etcd3 watchers on a prefix;
+- listing 10,000 Pods through gRPC and REST (JSON) from the watch cache; the reference is etcd's
+  own range of the same 10,000 values with the etcd3 client;
+- watch fan-out (since 2026-12-06): the kubelab server's CPU per event delivered to 1,000 REST
+  watchers vs 1,000 gRPC watchers, beyond that of the same creates without watchers.
 
-Rows marked "raw gRPC" skip the typed client's decoding (the events or the list answer stay bytes):
-they tell the server's and the transport's share from the client's. The CPU columns give the cores
-(or milliseconds) used by the benchmark process, the kubelab server and etcd during each case; a
-server's event loop can also be busy without using CPU (SQLite commits wait for fsync on it).
-Options: \`npm run bench:store -- --no-append --phases watch --profile /tmp/prof\` (see the top of
-the script).
+Rows marked "raw gRPC", and REST rows "not parsed", skip the client's decoding (the events or the
+list answer stay bytes): they tell the server's and the transport's share from the client's. The
+CPU columns give the cores (or milliseconds) used by the benchmark process, the kubelab server and
+etcd during each case; a server's event loop can also be busy without using CPU (SQLite commits
+wait for fsync on it). Options: \`npm run bench:store -- --no-append --phases watch --profile
+/tmp/prof\` (see the top of the script).
 
 The other benchmarks write sections of their own, named after their script in the heading:
 \`bench:informer\` and \`bench:soak\` append one per run, like \`bench:store\`; \`bench:agent\`,
@@ -72,4 +75,83 @@ export function replaceSection(path: string, name: string, section: string): boo
 export function table(header: string[], align: Array<'l' | 'r'>, rows: string[][]): string {
   const sep = align.map((a) => (a === 'r' ? '---:' : '---'));
   return [header, sep, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+}
+
+// ------------------------------------------------------------------------------ the summary table
+
+/** A benchmark's row in the summary table that opens BENCHMARKS.md. */
+export interface SummaryRow {
+  bench: string;
+  date: string;
+  machine: string;
+  figures: string;
+  result: string;
+}
+
+const SUMMARY_INTRO =
+  'The latest run of each benchmark that keeps a row here (its dated section below has the details; ' +
+  'compare figures only within one machine and day):';
+
+/** Which of our fields a column of an existing summary table shows, by its heading. */
+function fieldOf(heading: string): keyof SummaryRow {
+  const h = heading.toLowerCase();
+  if (/bench|script|name/.test(h)) return 'bench';
+  if (/date|when|run/.test(h)) return 'date';
+  if (/machine|host|cpu/.test(h)) return 'machine';
+  if (/result|status|check|verdict|pass/.test(h)) return 'result';
+  return 'figures';
+}
+
+const cells = (line: string) =>
+  line
+    .trim()
+    .replace(/^\||\|$/g, '')
+    .split(/(?<!\\)\|/)
+    .map((c) => c.trim());
+
+/**
+ * Adds or replaces the row of `row.bench` in the summary table at the top of BENCHMARKS.md (the
+ * first table before the first dated section whose first heading names the benchmark); makes
+ * that table, after the title, if there is none.
+ */
+export function upsertSummaryRow(path: string, row: SummaryRow): void {
+  const text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
+  const lines = text.split('\n');
+  const firstSection = lines.findIndex((l) => l.startsWith('## '));
+  const introEnd = firstSection < 0 ? lines.length : firstSection;
+  const esc = (v: string) => v.replace(/\|/g, '\\|');
+  let head = -1;
+  for (let i = 0; i + 1 < introEnd; i++)
+    if (
+      /^\|/.test(lines[i]) &&
+      /^\|\s*:?-{3}/.test(lines[i + 1]) &&
+      fieldOf(cells(lines[i])[0]) === 'bench'
+    ) {
+      head = i;
+      break;
+    }
+  if (head < 0) {
+    const title = lines.findIndex((l) => l.startsWith('# '));
+    const header = ['benchmark', 'date (UTC)', 'machine', 'figures', 'result'];
+    const made = table(
+      header,
+      ['l', 'l', 'l', 'l', 'l'],
+      [[row.bench, row.date, row.machine, row.figures, row.result].map(esc)],
+    );
+    const block = ['', SUMMARY_INTRO, '', ...made.split('\n')];
+    if (lines[title + 1] !== '') block.push('');
+    lines.splice(title + 1, 0, ...block);
+    writeFileSync(path, lines.join('\n'));
+    return;
+  }
+  const fields = cells(lines[head]).map(fieldOf);
+  const line = `| ${fields.map((f) => esc(row[f])).join(' | ')} |`;
+  let end = head + 2;
+  while (end < introEnd && /^\|/.test(lines[end])) end++;
+  const mine = lines
+    .slice(head + 2, end)
+    .findIndex((l) => cells(l)[0]?.includes(row.bench.replace(/`/g, '')));
+  if (mine >= 0) lines[head + 2 + mine] = line;
+  else lines.splice(end, 0, line);
+  writeFileSync(path, lines.join('\n'));
 }

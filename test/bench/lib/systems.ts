@@ -175,13 +175,13 @@ export class RawListCaller {
   }
 }
 
-const SEQ_JSON = Buffer.from(`"${SEQ_ANNOTATION}":"`);
-const SENT_JSON = Buffer.from(`"${SENT_ANNOTATION}":"`);
+export const SEQ_JSON = Buffer.from(`"${SEQ_ANNOTATION}":"`);
+export const SENT_JSON = Buffer.from(`"${SENT_ANNOTATION}":"`);
 const SEQ_PROTO = Buffer.from(SEQ_ANNOTATION);
 const SENT_PROTO = Buffer.from(SENT_ANNOTATION);
 
 /** A plain string value following `"key":"` in JSON bytes, without parsing the document. */
-function jsonString(buf: Buffer, keyColonQuote: Buffer): string {
+export function jsonString(buf: Buffer, keyColonQuote: Buffer): string {
   const at = buf.indexOf(keyColonQuote);
   if (at < 0) return '';
   const start = at + keyColonQuote.length;

@@ -80,7 +80,18 @@ export interface WatchLatencyResult {
  */
 export async function watchLatency(
   harness: WatchHarness,
-  options: { watchers: number; objects: number; ratePerSec: number; warmup: number; drainMs?: number },
+  options: {
+    watchers: number;
+    objects: number;
+    ratePerSec: number;
+    warmup: number;
+    drainMs?: number;
+    /**
+     * Called as the measured writes begin and once their last event is in (or the drain gave
+     * up): for costs of the delivery alone, without starting the watchers and the warm-up.
+     */
+    window?: { start(): void; end(): void };
+  },
 ): Promise<WatchLatencyResult> {
   const { watchers, objects, ratePerSec, warmup } = options;
   const drainMs = options.drainMs ?? 20_000;
@@ -138,8 +149,10 @@ export async function watchLatency(
     await writeSteadily(0, warmup, false);
     await until(() => warmReceived >= watchers * warmup);
     await sleep(200);
+    options.window?.start();
     await writeSteadily(warmup, warmup + objects, true);
     await until(() => received >= expected);
+    options.window?.end();
     const sorted = sortedCopy(latencies.subarray(0, Math.min(received, expected)));
     return {
       watchers,
