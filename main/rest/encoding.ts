@@ -1,7 +1,9 @@
 /**
  * Kubernetes JSON for objects, lists and watch events. A cached object's JSON is made once per
- * version and kept with the cache entry (as the gRPC door keeps its protobuf encodings there),
- * so a list or a watch event costs every further reader a string copy, not a stringify.
+ * version, as UTF-8 bytes, and kept with the cache entry (as the gRPC door keeps its protobuf
+ * encodings there): a watch event is the same bytes written to every watcher between a shared
+ * prefix and suffix, and a list answer is those bytes concatenated once, never a string built
+ * and converted per reader.
  */
 import type { KindInfo } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
@@ -9,30 +11,49 @@ import type { CachedObject } from '../apiserver/watchcache.js';
 
 interface RestMemo {
   /** Distinct from the gRPC door's keys: both keep their encodings in the same memo. */
-  restJson?: string;
+  restJson?: Buffer;
 }
 
-export function jsonOfObject(obj: KubeObject): string {
-  return JSON.stringify(obj);
+export function jsonOfObject(obj: KubeObject): Buffer {
+  return Buffer.from(JSON.stringify(obj));
 }
 
-export function jsonOfEntry(entry: CachedObject): string {
+export function jsonOfEntry(entry: CachedObject): Buffer {
   const memo = (entry.memo ??= {}) as RestMemo;
-  return (memo.restJson ??= JSON.stringify(entry.object));
+  return (memo.restJson ??= Buffer.from(JSON.stringify(entry.object)));
 }
+
+const COMMA = Buffer.from(',');
 
 export function listJson(
   info: KindInfo,
-  items: string[],
+  items: Buffer[],
   meta: { resourceVersion: string; continue?: string; remainingItemCount?: number },
-): string {
+): Buffer {
   const metadata: Record<string, unknown> = { resourceVersion: meta.resourceVersion };
   if (meta.continue) metadata.continue = meta.continue;
   if (meta.remainingItemCount !== undefined) metadata.remainingItemCount = meta.remainingItemCount;
-  return `{"kind":${JSON.stringify(`${info.kind}List`)},"apiVersion":${JSON.stringify(info.apiVersion)},"metadata":${JSON.stringify(metadata)},"items":[${items.join(',')}]}`;
+  const head = Buffer.from(
+    `{"kind":${JSON.stringify(`${info.kind}List`)},"apiVersion":${JSON.stringify(info.apiVersion)},"metadata":${JSON.stringify(metadata)},"items":[`,
+  );
+  const parts: Buffer[] = [head];
+  for (const [i, item] of items.entries()) {
+    if (i) parts.push(COMMA);
+    parts.push(item);
+  }
+  parts.push(Buffer.from(']}'));
+  return Buffer.concat(parts);
 }
 
-/** One line of a watch stream (newline-delimited JSON, as Kubernetes sends). */
-export function watchEventLine(type: string, objectJson: string): string {
-  return `{"type":${JSON.stringify(type)},"object":${objectJson}}\n`;
+const EVENT_PREFIXES = new Map<string, Buffer>();
+const EVENT_SUFFIX = Buffer.from('}\n');
+
+/**
+ * One line of a watch stream (newline-delimited JSON, as Kubernetes sends), as the chunks to
+ * write: the event type's prefix, the object's JSON, the suffix — all shared, none copied.
+ */
+export function watchEventChunks(type: string, objectJson: Buffer): Buffer[] {
+  let prefix = EVENT_PREFIXES.get(type);
+  if (!prefix) EVENT_PREFIXES.set(type, (prefix = Buffer.from(`{"type":${JSON.stringify(type)},"object":`)));
+  return [prefix, objectJson, EVENT_SUFFIX];
 }

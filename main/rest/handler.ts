@@ -56,7 +56,12 @@ const PATCH_CONTENT_TYPES: Record<string, string> = {
   'application/strategic-merge-patch+json': 'strategic',
 };
 
-function send(res: RestResponse, code: number, body: string, contentType = 'application/json'): void {
+function send(
+  res: RestResponse,
+  code: number,
+  body: string | Buffer,
+  contentType = 'application/json',
+): void {
   if (res.headersSent) {
     res.end();
     return;

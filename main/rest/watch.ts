@@ -14,7 +14,7 @@ import { tableOf, type TableRequest } from './table.js';
 import { revokedError } from '../grpc/revocations.js';
 import type { TokenStore } from '../grpc/tokens.js';
 import type { Logger } from '../logging.js';
-import { jsonOfEntry, watchEventLine } from './encoding.js';
+import { jsonOfEntry, watchEventChunks } from './encoding.js';
 import type { RestRequestMessage, RestResponse } from './handler.js';
 import { statusOf } from './status.js';
 
@@ -38,11 +38,11 @@ export async function serveWatch(
   const { logger, table, clock } = options;
   // As Tables, the columns come with the first event only (kubectl prints them once).
   let tableHeaders = true;
-  const objectJson = (entry: CachedObject): string => {
+  const objectJson = (entry: CachedObject): Buffer => {
     if (!table) return jsonOfEntry(entry);
     const t = tableOf(info, [entry.object], table, clock.now(), { headers: tableHeaders });
     tableHeaders = false;
-    return JSON.stringify(t);
+    return Buffer.from(JSON.stringify(t));
   };
   let stopped = false;
   let queuedBytes = 0;
@@ -57,14 +57,21 @@ export async function serveWatch(
     if ('flushHeaders' in res) res.flushHeaders();
   };
   // HTTP/1.1's and HTTP/2's responses write alike.
-  const out = res as unknown as { write(chunk: string, callback?: () => void): boolean };
-  const write = (line: string) => {
+  const out = res as unknown as {
+    write(chunk: Buffer, callback?: () => void): boolean;
+    cork?(): void;
+    uncork?(): void;
+  };
+  /** Writes one event's chunks together (one TLS record, one system call where the socket allows). */
+  const write = (chunks: Buffer[]) => {
     open();
     // The initial events are the answer asked for, however large; after them, what waits counts.
-    if (!established) return void out.write(line);
-    const bytes = Buffer.byteLength(line);
+    const bytes = established ? chunks.reduce((n, c) => n + c.length, 0) : 0;
     queuedBytes += bytes;
-    out.write(line, () => (queuedBytes -= bytes));
+    out.cork?.();
+    for (let i = 0; i < chunks.length - 1; i++) out.write(chunks[i]);
+    out.write(chunks[chunks.length - 1], bytes ? () => (queuedBytes -= bytes) : undefined);
+    out.uncork?.();
   };
   const finish = () => {
     if (stopped) return;
@@ -83,7 +90,7 @@ export async function serveWatch(
       res.end(JSON.stringify(status));
       return;
     }
-    write(watchEventLine('ERROR', JSON.stringify(statusOf(err))));
+    write(watchEventChunks('ERROR', Buffer.from(JSON.stringify(statusOf(err)))));
     finish();
   };
 
@@ -100,7 +107,7 @@ export async function serveWatch(
   const sink: WatchSink = {
     event(type, entry) {
       if (stopped || queuedBytes > bufferBytes) return false;
-      write(watchEventLine(type, objectJson(entry)));
+      write(watchEventChunks(type, objectJson(entry)));
       return true;
     },
     bookmark(rv, initialEventsEnd) {
@@ -108,9 +115,9 @@ export async function serveWatch(
       const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
       if (initialEventsEnd) metadata.annotations = { [INITIAL_EVENTS_END]: 'true' };
       write(
-        watchEventLine(
+        watchEventChunks(
           'BOOKMARK',
-          JSON.stringify({ kind: info.kind, apiVersion: info.apiVersion, metadata }),
+          Buffer.from(JSON.stringify({ kind: info.kind, apiVersion: info.apiVersion, metadata })),
         ),
       );
     },
