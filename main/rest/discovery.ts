@@ -60,13 +60,48 @@ export function verbsOf(info: KindInfo): string[] {
   return info.kind === 'NodeMetrics' ? ['get', 'list'] : [...WRITE, ...READ].sort();
 }
 
-/** The resources of a group version: the served kinds, or the access reviews. */
-function resourcesOf(
-  group: string,
-  version: string,
-): Array<{ info?: KindInfo; review?: (typeof REVIEW_RESOURCES)[number] }> {
-  if (group === REVIEW_GROUP) return REVIEW_RESOURCES.map((review) => ({ review }));
-  return kindsOf(group, version).map((info) => ({ info }));
+/** A resource of a group version as discovery describes it: a served kind, or an access review. */
+interface ServedResource {
+  resource: string;
+  kind: string;
+  singular: string;
+  namespaced: boolean;
+  verbs: string[];
+  shortNames: string[];
+  categories: string[];
+  subresources: Subresource[];
+}
+
+function servedResources(group: string, version: string): ServedResource[] {
+  if (group === REVIEW_GROUP)
+    return REVIEW_RESOURCES.map((r) => ({
+      resource: r.resource,
+      kind: r.kind,
+      singular: r.kind.toLowerCase(),
+      namespaced: false,
+      verbs: ['create'],
+      shortNames: [],
+      categories: [],
+      subresources: [],
+    }));
+  return kindsOf(group, version).map((info) => ({
+    resource: info.resource,
+    kind: info.kind,
+    singular: info.singular,
+    namespaced: info.namespaced,
+    verbs: verbsOf(info),
+    shortNames: info.shortNames,
+    categories: CATEGORY_ALL.has(info.kind) ? ['all'] : [],
+    subresources: subresourcesOf(info),
+  }));
+}
+
+/** The list fields discovery leaves out when empty. */
+function optionalLists(r: ServedResource): Record<string, string[]> {
+  return {
+    ...(r.shortNames.length ? { shortNames: r.shortNames } : {}),
+    ...(r.categories.length ? { categories: r.categories } : {}),
+  };
 }
 
 /**
@@ -85,34 +120,27 @@ export function aggregatedDiscovery(legacy: boolean): Record<string, unknown> {
       versions: g.versions.map((version) => ({
         version,
         freshness: 'Current',
-        resources: resourcesOf(g.group, version).map(({ info, review }) =>
-          review
+        resources: servedResources(g.group, version).map((r) => ({
+          resource: r.resource,
+          responseKind: { group: g.group, version, kind: r.kind },
+          scope: r.namespaced ? 'Namespaced' : 'Cluster',
+          singularResource: r.singular,
+          verbs: r.verbs,
+          ...optionalLists(r),
+          ...(r.subresources.length
             ? {
-                resource: review.resource,
-                responseKind: { group: g.group, version, kind: review.kind },
-                scope: 'Cluster',
-                singularResource: review.kind.toLowerCase(),
-                verbs: ['create'],
-              }
-            : {
-                resource: info!.resource,
-                responseKind: { group: g.group, version, kind: info!.kind },
-                scope: info!.namespaced ? 'Namespaced' : 'Cluster',
-                singularResource: info!.singular,
-                verbs: verbsOf(info!),
-                ...(info!.shortNames.length ? { shortNames: info!.shortNames } : {}),
-                ...(CATEGORY_ALL.has(info!.kind) ? { categories: ['all'] } : {}),
-                subresources: subresourcesOf(info!).map((sub) => ({
+                subresources: r.subresources.map((sub) => ({
                   subresource: sub.name,
                   responseKind: {
                     group: sub.group ?? g.group,
                     version: sub.version ?? version,
-                    kind: sub.kind ?? info!.kind,
+                    kind: sub.kind ?? r.kind,
                   },
                   verbs: sub.verbs,
                 })),
-              },
-        ),
+              }
+            : {}),
+        })),
       })),
     })),
   };
@@ -140,35 +168,26 @@ export function wantsAggregatedDiscovery(accept: string | undefined): boolean {
 
 function resourceList(group: string, version: string): Record<string, unknown> {
   const resources: Array<Record<string, unknown>> = [];
-  for (const info of kindsOf(group, version)) {
+  for (const r of servedResources(group, version)) {
     resources.push({
-      name: info.resource,
-      singularName: info.singular,
-      namespaced: info.namespaced,
-      kind: info.kind,
-      verbs: verbsOf(info),
-      ...(info.shortNames.length ? { shortNames: info.shortNames } : {}),
-      ...(CATEGORY_ALL.has(info.kind) ? { categories: ['all'] } : {}),
+      name: r.resource,
+      // Kubernetes lists the access reviews without a singular name.
+      singularName: group === REVIEW_GROUP ? '' : r.singular,
+      namespaced: r.namespaced,
+      kind: r.kind,
+      verbs: r.verbs,
+      ...optionalLists(r),
     });
-    for (const sub of subresourcesOf(info))
+    for (const sub of r.subresources)
       resources.push({
-        name: `${info.resource}/${sub.name}`,
+        name: `${r.resource}/${sub.name}`,
         singularName: '',
-        namespaced: info.namespaced,
+        namespaced: r.namespaced,
         ...(sub.group !== undefined ? { group: sub.group, version: sub.version } : {}),
-        kind: sub.kind ?? info.kind,
+        kind: sub.kind ?? r.kind,
         verbs: sub.verbs,
       });
   }
-  if (group === REVIEW_GROUP)
-    for (const r of REVIEW_RESOURCES)
-      resources.push({
-        name: r.resource,
-        singularName: '',
-        namespaced: false,
-        kind: r.kind,
-        verbs: ['create'],
-      });
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',

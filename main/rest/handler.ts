@@ -13,6 +13,7 @@ import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
 import type { TokenStore } from '../grpc/tokens.js';
 import type { Logger } from '../logging.js';
 import { readBody } from './body.js';
+import { send } from './response.js';
 import { deleteOptions, dryRunOf, fieldValidationOf, intParam, param } from './query.js';
 import { readOptionalObject, readWriteBody } from './requestbody.js';
 import { POD_SUBRESOURCES, servePodSubresource, type PodSubresource } from './podsubresources.js';
@@ -55,20 +56,6 @@ const PATCH_CONTENT_TYPES: Record<string, string> = {
   'application/json-patch+json': 'json',
   'application/strategic-merge-patch+json': 'strategic',
 };
-
-function send(
-  res: RestResponse,
-  code: number,
-  body: string | Buffer,
-  contentType = 'application/json',
-): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  res.writeHead(code, { 'content-type': contentType, 'cache-control': 'no-cache, private' });
-  res.end(body);
-}
 
 function sendError(res: RestResponse, err: ApiError): void {
   const status = statusOf(err);

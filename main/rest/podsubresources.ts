@@ -11,14 +11,18 @@ import type { RestRequestMessage, RestResponse } from './handler.js';
 import type { RestVerb } from './paths.js';
 import { deleteOptions, flag, intParam } from './query.js';
 import { readOptionalObject } from './requestbody.js';
+import { NO_CACHE, send } from './response.js';
 
 export const POD_SUBRESOURCES = ['log', 'eviction', 'binding'] as const;
 export type PodSubresource = (typeof POD_SUBRESOURCES)[number];
 
 /** What Kubernetes answers a successful eviction or binding: a Status with code 201. */
 function created(res: RestResponse): void {
-  res.writeHead(201, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
-  res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }));
+  send(
+    res,
+    201,
+    JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }),
+  );
 }
 
 /** GET pods/NAME/log: the container's log as text/plain, kept open with follow=true. */
@@ -52,8 +56,7 @@ async function serveLog(
     {
       data(chunk, taken) {
         if (ended) return taken();
-        if (!res.headersSent)
-          res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-cache, private' });
+        if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': NO_CACHE });
         if ((res as { write(c: Buffer): boolean }).write(chunk)) taken();
         else res.once('drain', taken);
       },
@@ -77,8 +80,7 @@ async function serveLog(
   req.off('close', closed);
   // An error before the first byte is an answer of its own; after it, the stream just ends.
   if (failure && !res.headersSent) throw failure;
-  if (!res.headersSent)
-    res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-cache, private' });
+  if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': NO_CACHE });
   res.end();
 }
 

@@ -15,6 +15,7 @@ import { revokedError } from '../grpc/revocations.js';
 import type { TokenStore } from '../grpc/tokens.js';
 import type { Logger } from '../logging.js';
 import { jsonOfEntry, watchEventChunks } from './encoding.js';
+import { NO_CACHE } from './response.js';
 import type { RestRequestMessage, RestResponse } from './handler.js';
 import { statusOf } from './status.js';
 
@@ -52,7 +53,7 @@ export async function serveWatch(
 
   const open = () => {
     if (res.headersSent) return;
-    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': NO_CACHE });
     // HTTP/1.1 would hold them until the first event (HTTP/2 sends them with writeHead).
     if ('flushHeaders' in res) res.flushHeaders();
   };

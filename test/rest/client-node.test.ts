@@ -4,11 +4,9 @@
  * with the restart-on-error handler its documentation shows, through a server restart and a
  * watch answered 410 Gone — and it sees every change.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Pod } from '../../client/api/types.js';
@@ -18,9 +16,8 @@ import { grpcClient } from '../../client/grpc/transport.js';
 import { ControlPlane } from '../../main/controlplane.js';
 import { silentLogger } from '../../main/logging.js';
 import { eventually } from '../support/wait.js';
-import { KUBELAB } from './support.js';
+import { KUBELAB, run } from './support.js';
 
-const run = promisify(execFile);
 const clock = new FakeClock(Date.parse('2026-12-06T12:00:00Z'));
 const dataDir = mkdtempSync(join(tmpdir(), 'kubelab-client-node-'));
 let cp: ControlPlane;

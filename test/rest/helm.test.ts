@@ -5,19 +5,15 @@
  * Secrets yet, Helm's default store). Helm 4 installs with server-side apply by default, which
  * kubelab does not serve yet: it runs with `--server-side=false`.
  */
-import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isNotFound } from '../../client/api/errors.js';
 import { startCliCluster, type CliCluster } from '../cli/support.js';
 import { eventually } from '../support/wait.js';
-import { checkKubectls, mergedKubeconfig } from './support.js';
+import { checkKubectls, mergedKubeconfig, ROOT, run } from './support.js';
 
 vi.setConfig({ testTimeout: 120_000 });
-const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..', '..');
 
 let c: CliCluster;
 let kubeconfig: string;

@@ -11,7 +11,7 @@ import { expect } from 'vitest';
 import type { CliCluster } from '../cli/support.js';
 
 export const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..', '..');
+export const ROOT = join(import.meta.dirname, '..', '..');
 export const KUBELAB = join(ROOT, 'bin', 'kubelab.mjs');
 export const KUBECTLS = ['1.33', '1.30'].map((minor) => ({
   minor,
