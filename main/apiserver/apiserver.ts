@@ -526,17 +526,28 @@ export class ApiServer implements LocalApi {
     }
   }
 
-  /** A subresource write named by its URL (pods/eviction, pods/binding), authorized before its body is read. */
-  authorizeSubresource(
+  /**
+   * A request named by its URL alone — a delete (its DeleteOptions body), pods/eviction,
+   * pods/binding — authorized before its body is read, as Kubernetes authorizes a URL. Without
+   * a name (deletecollection) it asks whether some object of the kind may be.
+   */
+  authorizeUrl(
     id: Identity,
     verb: Verb,
     kind: KindName,
     namespace: string | undefined,
-    name: string,
-    subresource: string,
+    name: string | undefined,
+    subresource?: string,
   ): void {
     const info = kindOf(kind);
-    this.authorize(id, { verb, info, namespace: this.namespaceOf(info, namespace), name, subresource });
+    this.authorize(id, {
+      verb,
+      info,
+      namespace: this.namespaceOf(info, namespace),
+      name,
+      subresource,
+      partial: name === undefined,
+    });
   }
 
   /**

@@ -232,6 +232,8 @@ export function restHandler(
         return send(res, 200, jsonOfObject(obj));
       }
       case 'delete': {
+        // Authorized on the URL before the DeleteOptions body is read.
+        api.authorizeUrl(id, 'delete', kind, namespace, name);
         const opts = deleteOptions(await readOptionalObject(req, 'DeleteOptions'), url);
         const deleted = await api.delete(id, {
           kind,
@@ -243,6 +245,7 @@ export function restHandler(
         return send(res, 200, jsonOfObject(deleted.object));
       }
       case 'deletecollection': {
+        api.authorizeUrl(id, 'delete', kind, namespace, undefined);
         const opts = deleteOptions(await readOptionalObject(req, 'DeleteOptions'), url);
         const dryRun = opts.dryRun || dryRunOf(url);
         const list = await api.list(id, { kind, namespace, ...selectors });

@@ -92,7 +92,7 @@ async function readPodSubresourceBody(
   r: PodSubresourceRequest,
   kind: 'Eviction' | 'Binding',
 ): Promise<Record<string, unknown>> {
-  r.api.authorizeSubresource(r.id, 'create', 'Pod', r.namespace, r.name, r.subresource);
+  r.api.authorizeUrl(r.id, 'create', 'Pod', r.namespace, r.name, r.subresource);
   const body = await readOptionalObject(r.req, kind);
   const meta = (body.metadata ?? {}) as { name?: unknown; namespace?: unknown };
   if (meta.name !== undefined && meta.name !== r.name)

@@ -220,6 +220,16 @@ describe('the Kubernetes REST API', () => {
     const refused = await call('POST', '/api/v1/namespaces', { token: viewer, body });
     expect(refused.status).toBe(403);
     expect(status(refused).message).toContain('the viewer role may only get, list and watch');
+    // A delete is authorized on its URL before its DeleteOptions body is read.
+    for (const path of ['/api/v1/namespaces/default', '/api/v1/namespaces/default/pods']) {
+      // (Node's client frames a DELETE body only with a declared length.)
+      const deleted = await call('DELETE', path, {
+        token: viewer,
+        body: '{not json',
+        headers: { 'content-length': '9' },
+      });
+      expect(deleted.status, `${path}: ${deleted.body}`).toBe(403);
+    }
     await expect(t.client().get('Namespace', 'by-viewer')).rejects.toSatisfy(isNotFound);
   });
 
