@@ -168,7 +168,11 @@ export class Session {
   client(): Client {
     if (!this.apiClient) {
       // A person is waiting: a few quick retries, not the long patience of an agent.
-      const client = grpcClient({ ...this.connectionOptions(), retry: { attempts: 3, maxDelayMs: 1000 } });
+      const client = grpcClient({
+        ...this.connectionOptions(),
+        retry: { attempts: 3, maxDelayMs: 1000 },
+        fieldManager: 'labctl',
+      });
       this.apiClient = client;
       this.closers.push(() => client.close());
     }

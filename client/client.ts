@@ -75,12 +75,20 @@ export interface WatchOptions {
 export interface WriteOptions {
   namespace?: string;
   dryRun?: boolean;
+  /** Who makes the change, recorded in metadata.managedFields (default: the client's own). */
+  fieldManager?: string;
 }
 
 export interface PatchOptions extends WriteOptions {
-  /** "merge" (JSON merge patch, default) or "json" (JSON patch). */
-  type?: 'merge' | 'json';
+  /**
+   * "merge" (JSON merge patch, default), "json" (JSON patch), "strategic" (Kubernetes'
+   * strategic merge patch) or "apply" (server-side apply: the patch is the whole object as
+   * this fieldManager wants it; creates it when absent).
+   */
+  type?: 'merge' | 'json' | 'strategic' | 'apply';
   subresource?: 'status';
+  /** "apply" only: take over fields other managers own instead of failing with a conflict. */
+  force?: boolean;
 }
 
 export interface BindOptions {
@@ -325,12 +333,18 @@ export class ApiClient implements Client {
       wireKind: kindOfObject(object),
       namespace: options.namespace,
       dryRun: options.dryRun,
+      fieldManager: options.fieldManager,
     };
     return retrying(() => this.transport.create(req), resendModeOf.create(req), this.retry) as Promise<T>;
   }
 
   createManifest(manifest: string, options: WriteOptions = {}): Promise<KubeObject> {
-    const req: WriteRequest = { manifest, namespace: options.namespace, dryRun: options.dryRun };
+    const req: WriteRequest = {
+      manifest,
+      namespace: options.namespace,
+      dryRun: options.dryRun,
+      fieldManager: options.fieldManager,
+    };
     return retrying(() => this.transport.create(req), resendModeOf.create(req), this.retry);
   }
 
@@ -340,6 +354,7 @@ export class ApiClient implements Client {
       wireKind: kindOfObject(object),
       namespace: options.namespace,
       dryRun: options.dryRun,
+      fieldManager: options.fieldManager,
     };
     return retrying(() => this.transport.update(req), resendModeOf.update(req), this.retry) as Promise<T>;
   }
@@ -350,6 +365,7 @@ export class ApiClient implements Client {
       wireKind: kindOfObject(object),
       namespace: options.namespace,
       dryRun: options.dryRun,
+      fieldManager: options.fieldManager,
     };
     return retrying(
       () => this.transport.updateStatus(req),
@@ -373,6 +389,8 @@ export class ApiClient implements Client {
       patch: typeof patch === 'string' ? patch : JSON.stringify(patch),
       subresource: options.subresource ?? '',
       dryRun: options.dryRun ?? false,
+      ...(options.fieldManager ? { fieldManager: options.fieldManager } : {}),
+      ...(options.force ? { force: true } : {}),
     };
     return retrying(() => this.transport.patch(req), resendModeOf.patch(), this.retry) as Promise<KindMap[K]>;
   }

@@ -33,6 +33,8 @@ export interface GetOptions {
   watchOnly?: boolean;
   outputWatchEvents?: boolean;
   showLabels?: boolean;
+  /** yaml/json: keep metadata.managedFields (hidden by default, as in kubectl). */
+  showManagedFields?: boolean;
   headers: boolean;
 }
 
@@ -107,7 +109,7 @@ async function get(session: Session, opts: GetOptions, args: string[]): Promise<
     const items = found.flatMap((f) => f.objects.map((object) => ({ info: f.info, object })));
     const single = selections.length === 1 && selections[0].names.length === 1;
     if (items.length || format !== 'name')
-      io.out(formatStructured(format, items, single && items.length === 1));
+      io.out(formatStructured(format, items, single && items.length === 1, opts.showManagedFields));
   } else {
     printTables(io, found, opts);
   }
@@ -147,7 +149,7 @@ async function watch(
   let headerPrinted = false;
   const print = (objects: KubeObject[], eventType?: string) => {
     if (format === 'yaml' || format === 'json') {
-      for (const o of objects) io.out(formatStreamed(format, sel.info, o));
+      for (const o of objects) io.out(formatStreamed(format, sel.info, o, opts.showManagedFields));
       return;
     }
     if (format === 'name') {
@@ -216,6 +218,10 @@ export function getCommand(program: Command, io: Io): void {
     .option('--watch-only', 'print only changes, not the current list')
     .option('--output-watch-events', 'with --watch, add an EVENT column (ADDED, MODIFIED, DELETED)')
     .option('--show-labels', 'add a LABELS column')
+    .option(
+      '--show-managed-fields',
+      'with -o yaml or json, keep metadata.managedFields (who owns which field)',
+    )
     .option('--no-headers', 'leave out the header row')
     .addHelpText(
       'after',

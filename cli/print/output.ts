@@ -23,18 +23,27 @@ export function outputFormat(value: string): OutputFormat {
   return value as OutputFormat;
 }
 
-/** Objects as the user should see them: with their apiVersion and kind, without wire bookkeeping. */
-export function forDisplay(info: KindInfo, object: KubeObject): KubeObject {
+/**
+ * Objects as the user should see them: with their apiVersion and kind, without wire
+ * bookkeeping, and — as kubectl does — without metadata.managedFields unless asked for.
+ */
+export function forDisplay(info: KindInfo, object: KubeObject, showManagedFields = false): KubeObject {
   const { apiVersion: _a, kind: _k, ...rest } = object as KubeObject & Record<string, unknown>;
-  return JSON.parse(
+  const shown = JSON.parse(
     JSON.stringify({ apiVersion: info.apiVersion, kind: info.kind, ...rest }, (k, v: unknown) =>
       k === '_unknownFields' ? undefined : v,
     ),
   ) as KubeObject;
+  if (!showManagedFields) delete shown.metadata?.managedFields;
+  return shown;
 }
 
-function asDocument(items: Array<{ info: KindInfo; object: KubeObject }>, single: boolean): unknown {
-  const shown = items.map(({ info, object }) => forDisplay(info, object));
+function asDocument(
+  items: Array<{ info: KindInfo; object: KubeObject }>,
+  single: boolean,
+  showManagedFields: boolean,
+): unknown {
+  const shown = items.map(({ info, object }) => forDisplay(info, object, showManagedFields));
   if (single && shown.length === 1) return shown[0];
   return { apiVersion: 'v1', kind: 'List', items: shown, metadata: { resourceVersion: '' } };
 }
@@ -47,15 +56,21 @@ export function formatStructured(
   format: 'yaml' | 'json' | 'name',
   items: Array<{ info: KindInfo; object: KubeObject }>,
   single: boolean,
+  showManagedFields = false,
 ): string {
   if (format === 'name') return items.map(({ info, object }) => `${objectRef(info, object)}\n`).join('');
-  const doc = asDocument(items, single);
+  const doc = asDocument(items, single, showManagedFields);
   return format === 'json' ? `${JSON.stringify(doc, null, 4)}\n` : stringify(doc);
 }
 
 /** One object for a watch's yaml/json stream: a YAML document each, or JSON objects in sequence. */
-export function formatStreamed(format: 'yaml' | 'json', info: KindInfo, object: KubeObject): string {
-  const shown = forDisplay(info, object);
+export function formatStreamed(
+  format: 'yaml' | 'json',
+  info: KindInfo,
+  object: KubeObject,
+  showManagedFields = false,
+): string {
+  const shown = forDisplay(info, object, showManagedFields);
   return format === 'json' ? `${JSON.stringify(shown, null, 4)}\n` : `---\n${stringify(shown)}`;
 }
 

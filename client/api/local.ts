@@ -56,6 +56,8 @@ export interface WriteRequest {
   fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
   /** Where Warn's warnings go (the REST door sends them as Warning headers). */
   warnings?: string[];
+  /** Who makes the change, recorded in metadata.managedFields; default: named after the caller. */
+  fieldManager?: string;
 }
 
 export interface LocalWatchSink {

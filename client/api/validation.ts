@@ -212,7 +212,9 @@ export type FieldErrorType =
   | 'FieldValueTooLong'
   | 'FieldValueForbidden'
   | 'FieldValueUnknown'
-  | 'FieldValueTypeInvalid';
+  | 'FieldValueTypeInvalid'
+  /** Server-side apply: another manager owns the field (its message names the manager). */
+  | 'FieldManagerConflict';
 
 export interface FieldError {
   /** Field path, e.g. `spec.containers[0].name`. */
@@ -234,6 +236,7 @@ const typeText: Record<FieldErrorType, string> = {
   FieldValueForbidden: 'Forbidden',
   FieldValueUnknown: 'Unknown field',
   FieldValueTypeInvalid: 'Invalid value',
+  FieldManagerConflict: '',
 };
 
 export function required(field: string, msg = ''): FieldError {
@@ -309,7 +312,7 @@ export function formatFieldError(err: FieldError): string {
     err.type !== 'FieldValueUnknown' &&
     Object.prototype.hasOwnProperty.call(err, 'value');
   if (showsValue) body += `: ${formatValue(err.value)}`;
-  if (err.message) body += `: ${err.message}`;
+  if (err.message) body += body ? `: ${err.message}` : err.message;
   return err.field ? `${err.field}: ${body}` : body;
 }
 

@@ -22,6 +22,11 @@ import { openLogStream } from './logs.js';
 
 export interface GrpcClientOptions extends ConnectionOptions {
   retry?: RetryPolicy;
+  /**
+   * The manager this client's writes are recorded for in managedFields, unless a write names
+   * its own (default: the server names it after the credential).
+   */
+  fieldManager?: string;
 }
 
 function objectIn(o: ApiObject | undefined): KubeObject {
@@ -31,13 +36,17 @@ function objectIn(o: ApiObject | undefined): KubeObject {
 }
 
 /** A write as sent: the object (or manifest) with its kind, namespace and name beside it. */
-function wireWrite(req: WriteRequest): {
+function wireWrite(
+  req: WriteRequest,
+  fieldManager: string | undefined,
+): {
   object?: ApiObject;
   manifest: string;
   namespace: string;
   dryRun: boolean;
   kind: string;
   name: string;
+  fieldManager: string;
 } {
   let object: ApiObject | undefined;
   let kind = req.kind ?? '';
@@ -58,6 +67,7 @@ function wireWrite(req: WriteRequest): {
     dryRun: req.dryRun ?? false,
     kind,
     name: req.name || req.object?.metadata?.name || '',
+    fieldManager: req.fieldManager || fieldManager || '',
   };
 }
 
@@ -174,19 +184,21 @@ export class GrpcTransport implements Transport {
   }
 
   async create(req: WriteRequest): Promise<KubeObject> {
-    return objectIn(await this.unary('create', wireWrite(req)));
+    return objectIn(await this.unary('create', wireWrite(req, this.options.fieldManager)));
   }
 
   async update(req: WriteRequest): Promise<KubeObject> {
-    return objectIn(await this.unary('update', wireWrite(req)));
+    return objectIn(await this.unary('update', wireWrite(req, this.options.fieldManager)));
   }
 
   async updateStatus(req: WriteRequest): Promise<KubeObject> {
-    return objectIn(await this.unary('updateStatus', wireWrite(req)));
+    return objectIn(await this.unary('updateStatus', wireWrite(req, this.options.fieldManager)));
   }
 
   async patch(req: Parameters<Transport['patch']>[0]): Promise<KubeObject> {
-    return objectIn(await this.unary('patch', req));
+    return objectIn(
+      await this.unary('patch', { ...req, fieldManager: req.fieldManager || this.options.fieldManager }),
+    );
   }
 
   async bind(req: Parameters<Transport['bind']>[0]): Promise<KubeObject> {

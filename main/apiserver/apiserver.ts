@@ -58,6 +58,16 @@ import { ManifestReader, parseApiError } from './manifests.js';
 import { nodeCanRead, nodeRestriction } from './noderestriction.js';
 import { applyPatch, patchKind, readPatch } from './patch.js';
 import {
+  apply,
+  checkFieldManager,
+  decodeManagedFields,
+  encodeManagedFields,
+  isResetRequest,
+  recordUpdate,
+  validateManagedFields,
+  type ManagerEntry,
+} from './fieldmanager/managers.js';
+import {
   chooseContainer,
   notScheduled,
   podLogOptions,
@@ -595,11 +605,32 @@ export class ApiServer implements LocalApi {
   async create(id: Identity, req: WriteRequest): Promise<KubeObject> {
     return this.guard(async () => {
       this.authorizeEnvelope(id, 'create', req);
+      const manager = this.fieldManagerOf(id, req.fieldManager);
       const { info, object: obj } = await this.intake(req);
-      const strategy = this.registry.get(info);
       const meta: ObjectMeta = (obj.metadata ??= {});
       const namespace = this.namespaceForWrite(info, meta, req.namespace);
       this.authorize(id, { verb: 'create', info, namespace, name: meta.name });
+      return this.insert(id, info, obj, namespace, req.dryRun ?? false, (o) =>
+        this.recordWrite(info, undefined, o, manager, ''),
+      );
+    });
+  }
+
+  /**
+   * Stores a new object the caller may create: server-set metadata, defaults, admission,
+   * validation, then `recordFields` (its managed fields), then the store's create.
+   */
+  private async insert(
+    id: Identity,
+    info: KindInfo,
+    obj: KubeObject,
+    namespace: string | undefined,
+    dryRun: boolean,
+    recordFields: (obj: KubeObject) => void,
+  ): Promise<KubeObject> {
+    {
+      const strategy = this.registry.get(info);
+      const meta: ObjectMeta = (obj.metadata ??= {});
       if (meta.resourceVersion) {
         throw invalid(info.kind, meta.name ?? '', [
           {
@@ -629,11 +660,12 @@ export class ApiServer implements LocalApi {
         }),
         ...strategy.validate(obj),
       ]);
+      recordFields(obj);
       const generated = !meta.name;
       for (let attempt = 0; ; attempt++) {
         if (generated) meta.name = meta.generateName + randomSuffix();
         const key = objectKey(info, namespace, meta.name!);
-        if (req.dryRun) return obj;
+        if (dryRun) return obj;
         try {
           const kv = await this.backend(info).storage.create(key, this.encode(obj));
           return this.stored(info, key, kv);
@@ -653,7 +685,62 @@ export class ApiServer implements LocalApi {
           throw err;
         }
       }
+    }
+  }
+
+  /** Who a write is recorded for in managedFields: the name the request gives, or the caller's. */
+  private fieldManagerOf(id: Identity, requested: string | undefined): string {
+    if (requested) {
+      checkFieldManager(requested);
+      return requested;
+    }
+    if (id.role === 'node') return 'kubelab-agent';
+    return id.name.startsWith('system:') ? id.name.slice('system:'.length) : id.name;
+  }
+
+  /**
+   * Records in `after`'s managedFields what an Update by `manager` changed from `before`
+   * (absent on create). managedFields the client sent replace the stored ones (validated); a
+   * list of one empty entry drops them all, as in Kubernetes.
+   */
+  private recordWrite(
+    info: KindInfo,
+    before: KubeObject | undefined,
+    after: KubeObject,
+    manager: string,
+    subresource: string,
+  ): void {
+    const meta: ObjectMeta = (after.metadata ??= {});
+    const sent = meta.managedFields;
+    if (isResetRequest(sent)) {
+      delete meta.managedFields;
+      return;
+    }
+    const stored = before?.metadata?.managedFields;
+    let base = stored;
+    if (sent?.length && !deepEqual(sent, stored)) {
+      const errors = validateManagedFields(sent);
+      if (errors.length) throw invalid(info.kind, meta.name ?? '', errors);
+      // A create's own managed fields are taken as they are (a backup being restored).
+      if (!before) return;
+      base = sent;
+    }
+    const entries = decodeManagedFields(base);
+    const next = recordUpdate(info, before, after, entries, {
+      manager,
+      subresource,
+      now: rfc3339(this.clock.now()),
     });
+    this.setManagedFields(meta, next === entries ? base : next);
+  }
+
+  private setManagedFields(meta: ObjectMeta, entries: ManagerEntry[] | ObjectMeta['managedFields']): void {
+    const encoded =
+      entries?.length && 'set' in entries[0]!
+        ? encodeManagedFields(entries as ManagerEntry[])
+        : (entries as ObjectMeta['managedFields']);
+    if (encoded?.length) meta.managedFields = encoded;
+    else delete meta.managedFields;
   }
 
   update(id: Identity, req: WriteRequest): Promise<KubeObject> {
@@ -666,6 +753,7 @@ export class ApiServer implements LocalApi {
 
   private async replace(id: Identity, req: WriteRequest, subresource: '' | 'status'): Promise<KubeObject> {
     this.authorizeEnvelope(id, 'update', req, subresource || undefined);
+    const manager = this.fieldManagerOf(id, req.fieldManager);
     const { info, object: incoming } = await this.intake(req);
     const strategy = this.registry.get(info);
     if (subresource === 'status' && !info.hasStatus) {
@@ -696,6 +784,7 @@ export class ApiServer implements LocalApi {
         }
         return clone(incoming);
       },
+      manager,
     );
   }
 
@@ -764,6 +853,14 @@ export class ApiServer implements LocalApi {
   }
 
   async patch(id: Identity, req: PatchRequest): Promise<KubeObject> {
+    return (await this.patchOrApply(id, req)).object;
+  }
+
+  /**
+   * A patch; for server-side apply ("apply"), `created` tells whether the apply made the
+   * object (REST answers 201 then).
+   */
+  async patchOrApply(id: Identity, req: PatchRequest): Promise<{ object: KubeObject; created: boolean }> {
     return this.guard(async () => {
       const strategy = this.strategyOf(req.kind);
       const info = strategy.info;
@@ -780,6 +877,14 @@ export class ApiServer implements LocalApi {
         throw new ApiError('NotFound', `${info.plural} have no status subresource`);
       this.authorize(id, { verb: 'patch', info, namespace, name, subresource: subresource || undefined });
       const patchType = req.patchType ?? '';
+      if (patchType === 'apply' || patchType === 'application/apply-patch+yaml')
+        return this.serverSideApply(id, req, strategy, namespace, name, subresource);
+      if (req.force)
+        throw new ApiError(
+          'BadRequest',
+          'force may only be set for server-side apply (patchType "apply"); leave it out of other patches',
+        );
+      const manager = this.fieldManagerOf(id, req.fieldManager);
       let document: unknown;
       try {
         document = readPatch(patchType, req.patch ?? '');
@@ -787,7 +892,7 @@ export class ApiServer implements LocalApi {
         throw parseApiError(err);
       }
       const pinned = pinnedResourceVersion(patchType, document);
-      return this.guaranteedUpdate(
+      const object = await this.guaranteedUpdate(
         id,
         strategy,
         namespace,
@@ -813,8 +918,106 @@ export class ApiServer implements LocalApi {
           }
           return object;
         },
+        manager,
       );
+      return { object, created: false };
     });
+  }
+
+  /**
+   * Server-side apply: the patch is the manager's whole intent for the object. Merged onto
+   * the live object with field ownership (fieldmanager/managers.ts); an absent object is
+   * created, if the caller may create it.
+   */
+  private async serverSideApply(
+    id: Identity,
+    req: PatchRequest,
+    strategy: Strategy,
+    namespace: string | undefined,
+    name: string,
+    subresource: '' | 'status',
+  ): Promise<{ object: KubeObject; created: boolean }> {
+    const info = strategy.info;
+    if (!req.fieldManager)
+      throw invalid('PatchOptions', '', [
+        {
+          field: 'fieldManager',
+          type: 'FieldValueRequired',
+          message: 'is required for apply patch; name the tool or person applying, e.g. fieldManager=my-tool',
+        },
+      ]);
+    const manager = this.fieldManagerOf(id, req.fieldManager);
+    const raw = await this.manifests.readObject(req.patch ?? '');
+    if (typeof raw.kind !== 'string' || !raw.kind)
+      throw new ApiError(
+        'BadRequest',
+        `kind is required in an applied configuration; for ${info.plural} use kind: ${info.kind} (apiVersion: ${info.apiVersion})`,
+      );
+    const { object: config } = intakeObject(
+      { raw, wireKind: info.kind, fromManifest: true },
+      this.maxObjectBytes,
+    );
+    const cm: ObjectMeta = (config.metadata ??= {});
+    if (cm.managedFields !== undefined)
+      throw new ApiError(
+        'BadRequest',
+        'metadata.managedFields must be nil in an applied configuration; remove it',
+      );
+    if (cm.name !== undefined && cm.name !== name)
+      throw new ApiError(
+        'BadRequest',
+        `the name of the object (${echo(cm.name)}) does not match the name on the URL (${echo(name)}); send the same name in both`,
+      );
+    if (info.namespaced && cm.namespace !== undefined && cm.namespace !== namespace)
+      throw new ApiError(
+        'BadRequest',
+        `the namespace of the object (${echo(cm.namespace)}) does not match the namespace on the request (${namespace}); send the same namespace in both`,
+      );
+    cm.name = name;
+    if (info.namespaced) cm.namespace = namespace;
+    // A resourceVersion in the configuration is a precondition, never a field anyone owns.
+    const precondition = cm.resourceVersion
+      ? resourceVersionOf(cm.resourceVersion, 'metadata.resourceVersion')
+      : undefined;
+    delete cm.resourceVersion;
+    const dryRun = req.dryRun ?? false;
+    const force = req.force ?? false;
+    const writer = { manager, subresource, now: rfc3339(this.clock.now()) };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const object = await this.guaranteedUpdate(
+          id,
+          strategy,
+          namespace,
+          name,
+          precondition,
+          dryRun,
+          subresource,
+          (current) => {
+            const stored = current.metadata?.managedFields;
+            const applied = apply(info, current, config, decodeManagedFields(stored), writer, force);
+            this.setManagedFields((applied.object.metadata ??= {}), applied.entries);
+            return applied.object;
+          },
+        );
+        return { object, created: false };
+      } catch (err) {
+        // Absent: an apply creates it (a status apply, or one pinned to a version, cannot).
+        if (!isApiError(err, 'NotFound') || subresource || precondition !== undefined || attempt > 0)
+          throw err;
+      }
+      this.authorize(id, { verb: 'create', info, namespace, name });
+      const applied = apply(info, undefined, config, [], writer, force);
+      try {
+        const object = await this.insert(id, info, applied.object, namespace, dryRun, (o) =>
+          this.setManagedFields((o.metadata ??= {}), applied.entries),
+        );
+        return { object, created: true };
+      } catch (err) {
+        // Created meanwhile by someone else: apply onto theirs.
+        if (!isApiError(err, 'AlreadyExists')) throw err;
+      }
+    }
   }
 
   /**
@@ -839,6 +1042,8 @@ export class ApiServer implements LocalApi {
     dryRun: boolean,
     subresource: Subresource,
     build: (current: KubeObject) => KubeObject,
+    /** Records the write in managedFields as this manager's Update (undefined: build did). */
+    manager?: string,
   ): Promise<KubeObject> {
     const info = strategy.info;
     const key = objectKey(info, namespace, name);
@@ -875,7 +1080,7 @@ export class ApiServer implements LocalApi {
       let outcome: 'write' | 'unchanged' | 'delete';
       try {
         next = build(current.object);
-        outcome = await this.prepareUpdate(id, strategy, next, current.object, subresource);
+        outcome = await this.prepareUpdate(id, strategy, next, current.object, subresource, manager);
       } catch (err) {
         if (!isCurrent && !(await refresh())) continue;
         throw err;
@@ -912,6 +1117,7 @@ export class ApiServer implements LocalApi {
     next: KubeObject,
     current: KubeObject,
     subresource: Subresource,
+    manager: string | undefined,
   ): Promise<'write' | 'unchanged' | 'delete'> {
     const info = strategy.info;
     const cur = current as KubeObject & { spec?: unknown; status?: unknown };
@@ -920,10 +1126,14 @@ export class ApiServer implements LocalApi {
     if (subresource === 'status') {
       // A status write changes status only (Kubernetes ResetObjectMetaForStatus).
       const status = n.status;
+      // An apply (no manager here) computed the managed fields itself; an update's are recorded below.
+      const applied = manager === undefined ? n.metadata?.managedFields : undefined;
       for (const k of Object.keys(n)) delete (n as Record<string, unknown>)[k];
       const { status: _replaced, ...unchanged } = cur;
       Object.assign(n, clone(unchanged));
       if (status !== undefined) n.status = status;
+      if (applied) n.metadata = { ...n.metadata, managedFields: applied };
+      else if (manager === undefined) delete n.metadata?.managedFields;
     } else if (info.hasStatus && subresource !== 'binding') {
       if (cur.status === undefined) delete n.status;
       else n.status = clone(cur.status);
@@ -965,6 +1175,8 @@ export class ApiServer implements LocalApi {
           : (strategy.validateUpdate?.(next, current) ?? [])),
     ];
     this.validateOrThrow(strategy, next, errors);
+    if (manager !== undefined)
+      this.recordWrite(info, current, next, manager, subresource === 'status' ? 'status' : '');
 
     const { resourceVersion: _rv, ...curMetaNoRv } = curMeta;
     if (deepEqual({ ...n, metadata: m }, { ...cur, metadata: curMetaNoRv })) return 'unchanged';

@@ -10,7 +10,7 @@
 import { ApiError, echo } from '../../client/api/errors.js';
 
 /** A list's merge key, or "" for a list of scalars merged as a set. */
-type MergeRule = string;
+export type MergeRule = string;
 
 const POD_SPEC: Record<string, MergeRule> = {
   containers: 'name',
@@ -57,6 +57,11 @@ const MERGE_KEYS: Record<string, Record<string, MergeRule>> = {
   Namespace: { ...METADATA, 'status.conditions': 'type' },
 };
 
+/** Which lists of a kind merge, and on what (metadata's lists for every kind). */
+export function mergeRules(kind: string): Record<string, MergeRule> {
+  return MERGE_KEYS[kind] ?? METADATA;
+}
+
 const SET_ORDER = '$setElementOrder/';
 const DELETE_FROM = '$deleteFromPrimitiveList/';
 
@@ -78,7 +83,7 @@ function mergeList(
   patch: unknown[],
   deleteFrom: unknown[] | undefined,
 ): unknown[] {
-  const rule = MERGE_KEYS[kind]?.[path];
+  const rule = mergeRules(kind)[path];
   const base = Array.isArray(current) ? current : [];
   if (rule === undefined) {
     // Replaced, as a JSON merge patch does; `$patch` items have no meaning here.

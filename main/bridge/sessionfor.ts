@@ -16,11 +16,16 @@ export function sessionFor(
   identity: Identity,
   send: (message: BridgeMessage) => void,
 ): BridgeSession {
-  return new BridgeSession(inProcessClient(cp.api, identity), send, bridgeHello(cp, identity), {
-    readManifests: async (text) => {
-      cp.api.authorizeEnvelope(identity, 'create', {});
-      return cp.api.manifests.readAll(text);
+  return new BridgeSession(
+    inProcessClient(cp.api, identity, 'kubelab-gui'),
+    send,
+    bridgeHello(cp, identity),
+    {
+      readManifests: async (text) => {
+        cp.api.authorizeEnvelope(identity, 'create', {});
+        return cp.api.manifests.readAll(text);
+      },
+      joinTokens: joinTokenMaker(cp, identity),
     },
-    joinTokens: joinTokenMaker(cp, identity),
-  });
+  );
 }

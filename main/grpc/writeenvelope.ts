@@ -26,11 +26,12 @@ export interface WriteEnvelope {
   dryRun: boolean;
   kind: string;
   name: string;
+  fieldManager: string;
 }
 
 /** The field numbers of CreateRequest; UpdateRequest must use the same (checked at load). */
 const FIELD = Object.fromEntries(
-  ['object', 'manifest', 'namespace', 'dryRun', 'kind', 'name'].map((f) => [
+  ['object', 'manifest', 'namespace', 'dryRun', 'kind', 'name', 'fieldManager'].map((f) => [
     f,
     messages['kubelab.v1.CreateRequest'][f].id,
   ]),
@@ -47,7 +48,7 @@ const utf8 = new TextDecoder();
 /** Reads the envelope of a Create or Update request; throws on bytes that are no such message. */
 export function decodeWriteEnvelope(bytes: Uint8Array): WriteEnvelope {
   const reader = new BinaryReader(bytes);
-  const out: WriteEnvelope = { namespace: '', dryRun: false, kind: '', name: '' };
+  const out: WriteEnvelope = { namespace: '', dryRun: false, kind: '', name: '', fieldManager: '' };
   while (reader.pos < reader.len) {
     const [field, wireType] = reader.tag();
     const lengthDelimited = wireType === WireType.LengthDelimited;
@@ -56,6 +57,7 @@ export function decodeWriteEnvelope(bytes: Uint8Array): WriteEnvelope {
     else if (field === FIELD.namespace && lengthDelimited) out.namespace = utf8.decode(reader.bytes());
     else if (field === FIELD.kind && lengthDelimited) out.kind = utf8.decode(reader.bytes());
     else if (field === FIELD.name && lengthDelimited) out.name = utf8.decode(reader.bytes());
+    else if (field === FIELD.fieldManager && lengthDelimited) out.fieldManager = utf8.decode(reader.bytes());
     else if (field === FIELD.dryRun && wireType === WireType.Varint) out.dryRun = reader.bool();
     else reader.skip(wireType, field);
   }
@@ -134,6 +136,7 @@ export function writeRequestOf(
     name: envelope.name || undefined,
     namespace: envelope.namespace || undefined,
     dryRun: envelope.dryRun ?? false,
+    fieldManager: envelope.fieldManager || undefined,
   };
   api.authorizeEnvelope(id, verb, request, subresource);
   if (manifestBytes) return { ...request, manifest: utf8.decode(manifestBytes) };

@@ -14,7 +14,15 @@ import type { TokenStore } from '../grpc/tokens.js';
 import type { Logger } from '../logging.js';
 import { readBody } from './body.js';
 import { send } from './response.js';
-import { deleteOptions, dryRunOf, fieldValidationOf, intParam, param } from './query.js';
+import {
+  deleteOptions,
+  dryRunOf,
+  fieldManagerOf,
+  fieldValidationOf,
+  flag,
+  intParam,
+  param,
+} from './query.js';
 import { readOptionalObject, readWriteBody } from './requestbody.js';
 import { POD_SUBRESOURCES, servePodSubresource, type PodSubresource } from './podsubresources.js';
 import { answerReview } from './reviews.js';
@@ -52,6 +60,7 @@ export interface RestHandlerOptions {
 const MAX_URL_CHARS = 16 * 1024;
 
 const PATCH_CONTENT_TYPES: Record<string, string> = {
+  'application/apply-patch+yaml': 'apply',
   'application/merge-patch+json': 'merge',
   'application/json-patch+json': 'json',
   'application/strategic-merge-patch+json': 'strategic',
@@ -190,6 +199,7 @@ export function restHandler(
           namespace,
           dryRun: dryRunOf(url),
           fieldValidation: fieldValidationOf(url),
+          fieldManager: fieldManagerOf(url, req.headers['user-agent']),
           warnings,
         };
         // Authorized on the URL before a byte of the body is read.
@@ -217,10 +227,15 @@ export function restHandler(
         if (!patchType)
           throw new ApiError(
             'BadRequest',
-            `the patch type "${echo(contentType, 80)}" is not supported yet; send application/merge-patch+json, application/json-patch+json or application/strategic-merge-patch+json (server-side apply is not served yet)`,
+            `the patch type "${echo(contentType, 80)}" is not supported; send application/apply-patch+yaml (server-side apply), application/merge-patch+json, application/json-patch+json or application/strategic-merge-patch+json`,
           );
         const patch = await readBody(req);
-        const obj = await api.patch(id, {
+        // Server-side apply names its manager outright (kubectl sends fieldManager=kubectl).
+        const fieldManager =
+          patchType === 'apply'
+            ? (param(url, 'fieldManager') ?? '')
+            : fieldManagerOf(url, req.headers['user-agent']);
+        const { object, created } = await api.patchOrApply(id, {
           kind,
           namespace,
           name,
@@ -228,8 +243,10 @@ export function restHandler(
           patch,
           subresource,
           dryRun: dryRunOf(url),
+          fieldManager,
+          force: flag(url, 'force'),
         });
-        return send(res, 200, jsonOfObject(obj));
+        return send(res, created ? 201 : 200, jsonOfObject(object));
       }
       case 'delete': {
         // Authorized on the URL before the DeleteOptions body is read.

@@ -69,3 +69,15 @@ export function fieldValidationOf(url: URL): 'Strict' | 'Warn' | 'Ignore' {
   if (v === 'Warn' || v === 'Ignore') return v;
   throw new ApiError('BadRequest', `fieldValidation "${echo(v, 40)}" is not one of Strict, Warn or Ignore`);
 }
+
+/**
+ * The manager a write is recorded for (metadata.managedFields): the fieldManager parameter,
+ * else — as Kubernetes does — the client's User-Agent up to its first "/" ("kubectl",
+ * "helm"), else the server names it after the credential.
+ */
+export function fieldManagerOf(url: URL, userAgent: string | undefined): string | undefined {
+  const named = url.searchParams.get('fieldManager');
+  if (named) return named;
+  const prefix = userAgent?.split('/', 1)[0]?.trim();
+  return prefix ? prefix.slice(0, 128) : undefined;
+}

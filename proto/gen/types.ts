@@ -120,6 +120,7 @@ export type {
   ObjectMeta,
   ObjectMeta_LabelsEntry,
   ObjectMeta_AnnotationsEntry,
+  ManagedFieldsEntry,
   OwnerReference,
   LabelSelector,
   LabelSelector_MatchLabelsEntry,

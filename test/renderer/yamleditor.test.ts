@@ -197,15 +197,20 @@ describe('the editor state', () => {
 });
 
 describe('objects as YAML to edit', () => {
-  it('leaves status out and keeps the resourceVersion, and reads the edit back', () => {
+  it('leaves status and managedFields out and keeps the resourceVersion, and reads the edit back', () => {
     const text = editableYaml({
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',
-      metadata: { name: 'x', resourceVersion: '42' },
+      metadata: {
+        name: 'x',
+        resourceVersion: '42',
+        managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': {} } }],
+      },
       spec: { minReadySeconds: 5 },
       status: { numberReady: 3 },
     });
     expect(text).not.toContain('status');
+    expect(text).not.toContain('managedFields');
     expect(text).toContain('resourceVersion: "42"');
     expect(parseEdited(text.replace('minReadySeconds: 5', 'minReadySeconds: 7'))).toEqual({
       object: {
@@ -232,9 +237,14 @@ describe('objects as YAML to edit', () => {
       spec: { a: 1 },
       status: { n: 1 },
     };
+    // The status writer's managedFields entry moves with the status.
     const progressed = {
       ...opened,
-      metadata: { ...opened.metadata, resourceVersion: '2' },
+      metadata: {
+        ...opened.metadata,
+        resourceVersion: '2',
+        managedFields: [{ manager: 'kube-controller-manager' }],
+      },
       status: { n: 2 },
     };
     const edited = { ...progressed, metadata: { ...progressed.metadata, generation: 2 }, spec: { a: 2 } };

@@ -2,8 +2,8 @@
  * Helm against kubelab, as a user runs it: a small chart that creates a DaemonSet, installed,
  * listed, upgraded and uninstalled with the real helm binaries of `npm run fetch:kubectl` — Helm
  * 3 and Helm 4 — keeping their releases in ConfigMaps (`HELM_DRIVER=configmap`; kubelab has no
- * Secrets yet, Helm's default store). Helm 4 installs with server-side apply by default, which
- * kubelab does not serve yet: it runs with `--server-side=false`.
+ * Secrets yet, Helm's default store). Helm 4 installs and upgrades with server-side apply, its
+ * default; Helm 3 with creates and three-way patches.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -49,9 +49,9 @@ afterAll(async () => {
 });
 
 describe.each([
-  { helm: 3, minor: '1.30', extra: [] as string[] },
-  { helm: 4, minor: '1.33', extra: ['--server-side=false'] },
-])('Helm $helm', ({ helm, minor, extra }) => {
+  { helm: 3, minor: '1.30', operation: 'Update' },
+  { helm: 4, minor: '1.33', operation: 'Apply' },
+])('Helm $helm', ({ helm, minor, operation }) => {
   const release = `h${helm}`;
   const helmRun = (args: string[]) =>
     run(join(ROOT, '.cache', 'kubectl', minor, 'helm'), args, {
@@ -59,11 +59,12 @@ describe.each([
     });
 
   it('installs a chart, lists it, upgrades it and uninstalls it', async () => {
-    const installed = await helmRun(['install', release, chart, '--wait', '--timeout', '90s', ...extra]);
+    const installed = await helmRun(['install', release, chart, '--wait', '--timeout', '90s']);
     expect(installed.stdout).toContain('STATUS: deployed');
     const ds = await c.admin.get('DaemonSet', `${release}-exporter`, { namespace: 'default' });
     expect(ds.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
     expect(ds.status?.numberReady).toBe(2);
+    expect(ds.metadata?.managedFields?.find((e) => e.operation === operation)?.manager).toMatch(/^helm$/i);
     // The release itself, in a ConfigMap of Helm's own.
     const stored = await c.admin.list('ConfigMap', {
       namespace: 'default',
@@ -72,7 +73,7 @@ describe.each([
     expect(stored.items.map((cm) => cm.metadata?.name)).toEqual([`sh.helm.release.v1.${release}.v1`]);
     expect((await helmRun(['list', '--short'])).stdout.split('\n')).toContain(release);
 
-    const upgraded = await helmRun(['upgrade', release, chart, '--set', 'image=exporter:2', ...extra]);
+    const upgraded = await helmRun(['upgrade', release, chart, '--set', 'image=exporter:2']);
     expect(upgraded.stdout).toContain('REVISION: 2');
     const after = await c.admin.get('DaemonSet', `${release}-exporter`, { namespace: 'default' });
     expect(after.spec?.template?.spec?.containers?.[0]?.image).toBe('exporter:2');

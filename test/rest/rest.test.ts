@@ -355,6 +355,117 @@ describe('the Kubernetes REST API', () => {
     expect(listed.status).toBe(405);
   });
 
+  it('applies server-side: 201 then 200, a conflict as a Status naming owner and field, and refuses a malformed apply', async () => {
+    const url = '/api/v1/namespaces/default/configmaps/ssa?fieldManager=ops';
+    const applyPatch = (body: unknown, query = '', headers: Record<string, string> = {}) =>
+      call('PATCH', url + query, {
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+        headers: { 'content-type': 'application/apply-patch+yaml', ...headers },
+      });
+    const created = await applyPatch(
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  mode: fast\n',
+    );
+    expect(created.status, created.body).toBe(201);
+    const cm = JSON.parse(created.body) as { metadata: { managedFields: unknown[] } };
+    expect(cm.metadata.managedFields).toEqual([
+      {
+        manager: 'ops',
+        operation: 'Apply',
+        apiVersion: 'v1',
+        time: '2026-12-02T12:00:00Z',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:data': { 'f:mode': {} } },
+      },
+    ]);
+    const same = await applyPatch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ssa' },
+      data: { mode: 'fast' },
+    });
+    expect(same.status).toBe(200);
+
+    // An Update by another client, named by its User-Agent as Kubernetes does.
+    const updated = await call('PATCH', '/api/v1/namespaces/default/configmaps/ssa', {
+      body: '{"data":{"mode":"slow"}}',
+      headers: { 'content-type': 'application/merge-patch+json', 'user-agent': 'my-script/1.0 (linux)' },
+    });
+    expect(updated.status).toBe(200);
+    const conflict = await applyPatch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ssa' },
+      data: { mode: 'fast' },
+    });
+    expect(conflict.status).toBe(409);
+    expect(status(conflict)).toMatchObject({
+      reason: 'Conflict',
+      message:
+        'Apply failed with 1 conflict: conflict with "my-script" using v1 at 2026-12-02T12:00:00Z: .data.mode',
+      details: {
+        causes: [
+          {
+            reason: 'FieldManagerConflict',
+            message: 'conflict with "my-script" using v1 at 2026-12-02T12:00:00Z',
+            field: '.data.mode',
+          },
+        ],
+      },
+    });
+    const forced = await applyPatch(
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa' }, data: { mode: 'fast' } },
+      '&force=true',
+    );
+    expect(forced.status).toBe(200);
+    expect(JSON.parse(forced.body)).toMatchObject({ data: { mode: 'fast' } });
+    const rv = (JSON.parse(forced.body) as { metadata: { resourceVersion: string } }).metadata
+      .resourceVersion;
+
+    // Malformed applies change nothing.
+    const noManager = await call('PATCH', '/api/v1/namespaces/default/configmaps/ssa', {
+      body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ssa"}}',
+      headers: { 'content-type': 'application/apply-patch+yaml' },
+    });
+    expect(noManager.status).toBe(422);
+    expect(status(noManager).message).toContain('fieldManager: Required value: is required for apply patch');
+    const withManaged = await applyPatch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ssa', managedFields: [{ manager: 'x', operation: 'Apply' }] },
+    });
+    expect(withManaged.status).toBe(400);
+    expect(status(withManaged).message).toContain('metadata.managedFields must be nil');
+    const otherName = await applyPatch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } });
+    expect(status(otherName).message).toContain('does not match the name on the URL');
+    const noKind = await applyPatch({ apiVersion: 'v1', metadata: { name: 'ssa' } });
+    expect(noKind.status).toBe(400);
+    const forceOnMerge = await call('PATCH', '/api/v1/namespaces/default/configmaps/ssa?force=true', {
+      body: '{"data":{"mode":"x"}}',
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(forceOnMerge.status).toBe(400);
+    const badFields = await call('PATCH', '/api/v1/namespaces/default/configmaps/ssa', {
+      body: JSON.stringify({
+        metadata: { managedFields: [{ manager: 'x', operation: 'Steal', fieldsV1: { 'q:x': {} } }] },
+      }),
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(badFields.status).toBe(422);
+    expect(status(badFields).message).toContain('metadata.managedFields[0].operation');
+    const now = await t.client().get('ConfigMap', 'ssa', { namespace: 'default' });
+    expect(now.metadata?.resourceVersion).toBe(rv);
+
+    // managedFields: [{}] drops them, as in Kubernetes.
+    const reset = await call('PATCH', '/api/v1/namespaces/default/configmaps/ssa', {
+      body: '{"metadata":{"managedFields":[{}]}}',
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(reset.status).toBe(200);
+    expect(
+      (JSON.parse(reset.body) as { metadata: Record<string, unknown> }).metadata.managedFields,
+    ).toBeUndefined();
+  });
+
   it('streams a watch as lines of JSON, and answers 410 for a resourceVersion that is gone', async () => {
     const c = t.client();
     const ns = await c.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'watched' } });

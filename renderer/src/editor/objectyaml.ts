@@ -1,6 +1,7 @@
 /**
  * An object as YAML to edit, and back: `kubectl edit` without status (a subresource the
- * update would ignore) and with metadata.resourceVersion kept, so saving over someone
+ * update would ignore) and without metadata.managedFields (the server keeps them when an
+ * update leaves them out), with metadata.resourceVersion kept, so saving over someone
  * else's change fails with a conflict instead of undoing it — unless that change was only to
  * status, which the edit cannot have meant to undo.
  */
@@ -9,8 +10,21 @@ import { deepEqual } from '../util/deepequal.js';
 import type { LineError } from './fielderrors.js';
 
 export function editableYaml(object: object): string {
-  const { status: _status, ...rest } = object as Record<string, unknown>;
-  return stringify(rest, { indent: 2, lineWidth: 0 });
+  const {
+    status: _status,
+    metadata,
+    ...rest
+  } = object as {
+    status?: unknown;
+    metadata?: Record<string, unknown>;
+  };
+  const shown = metadata ? { ...rest, metadata: withoutManagedFields(metadata) } : rest;
+  return stringify(shown, { indent: 2, lineWidth: 0 });
+}
+
+function withoutManagedFields(metadata: Record<string, unknown>): Record<string, unknown> {
+  const { managedFields: _managed, ...rest } = metadata;
+  return rest;
 }
 
 export type Parsed =
@@ -38,14 +52,17 @@ export function parseEdited(text: string): Parsed {
   return { object: value as Record<string, unknown> };
 }
 
-/** The object without what its controllers keep changing: status and the resourceVersion. */
+/**
+ * The object without what its controllers keep changing: status, and with it the
+ * resourceVersion and the status writer's managedFields entry.
+ */
 function editablePart(object: object): unknown {
   const {
     status: _status,
     metadata,
     ...rest
   } = object as { status?: unknown; metadata?: Record<string, unknown> };
-  const { resourceVersion: _rv, ...meta } = metadata ?? {};
+  const { resourceVersion: _rv, ...meta } = withoutManagedFields(metadata ?? {});
   return { ...rest, metadata: meta };
 }
 

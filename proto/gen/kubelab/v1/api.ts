@@ -166,7 +166,14 @@ export interface CreateRequest {
    * credential that may write only some kinds must name the kind of a manifest.
    */
   kind?: string | undefined;
-  name?: string | undefined;
+  name?:
+    | string
+    | undefined;
+  /**
+   * Who makes this change, recorded in metadata.managedFields ("" names the caller's
+   * credential, e.g. "admin" or "kubelab-agent").
+   */
+  fieldManager?: string | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -177,6 +184,7 @@ export interface UpdateRequest {
   dryRun?: boolean | undefined;
   kind?: string | undefined;
   name?: string | undefined;
+  fieldManager?: string | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -186,17 +194,29 @@ export interface PatchRequest {
   name?:
     | string
     | undefined;
-  /** "merge" (RFC 7386 JSON merge patch) or "json" (RFC 6902 JSON patch). */
+  /**
+   * "merge" (RFC 7386 JSON merge patch), "json" (RFC 6902 JSON patch), "strategic"
+   * (Kubernetes' strategic merge patch) or "apply" (server-side apply: the patch is the
+   * manager's whole intent for the object, JSON or YAML; creates the object when absent).
+   */
   patchType?:
     | string
     | undefined;
-  /** The patch document, JSON text. */
+  /** The patch document, JSON text (YAML also for "apply"). */
   patch?:
     | string
     | undefined;
   /** "" for the main resource, "status" for the status subresource. */
   subresource?: string | undefined;
-  dryRun?: boolean | undefined;
+  dryRun?:
+    | boolean
+    | undefined;
+  /** Who makes this change (required for "apply"), recorded in metadata.managedFields. */
+  fieldManager?:
+    | string
+    | undefined;
+  /** "apply" only: take fields other managers own instead of failing with a conflict. */
+  force?: boolean | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -1043,6 +1063,9 @@ export const CreateRequest: MessageFns<CreateRequest> = {
     if (message.name !== undefined && message.name !== "") {
       writer.uint32(50).string(message.name);
     }
+    if (message.fieldManager !== undefined && message.fieldManager !== "") {
+      writer.uint32(58).string(message.fieldManager);
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -1115,6 +1138,14 @@ export const CreateRequest: MessageFns<CreateRequest> = {
             message.name = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.fieldManager = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1163,6 +1194,9 @@ export const UpdateRequest: MessageFns<UpdateRequest> = {
     }
     if (message.name !== undefined && message.name !== "") {
       writer.uint32(50).string(message.name);
+    }
+    if (message.fieldManager !== undefined && message.fieldManager !== "") {
+      writer.uint32(58).string(message.fieldManager);
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -1236,6 +1270,14 @@ export const UpdateRequest: MessageFns<UpdateRequest> = {
             message.name = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.fieldManager = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1287,6 +1329,12 @@ export const PatchRequest: MessageFns<PatchRequest> = {
     }
     if (message.dryRun !== undefined && message.dryRun !== false) {
       writer.uint32(56).bool(message.dryRun);
+    }
+    if (message.fieldManager !== undefined && message.fieldManager !== "") {
+      writer.uint32(66).string(message.fieldManager);
+    }
+    if (message.force !== undefined && message.force !== false) {
+      writer.uint32(72).bool(message.force);
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -1366,6 +1414,22 @@ export const PatchRequest: MessageFns<PatchRequest> = {
             }
 
             message.dryRun = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.fieldManager = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.force = reader.bool();
             continue;
           }
         }

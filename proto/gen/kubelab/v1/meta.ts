@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Struct } from "../../google/protobuf/struct.js";
 
 export const protobufPackage = "kubelab.v1";
 
@@ -37,7 +38,15 @@ export interface ObjectMeta {
   labels?: { [key: string]: string } | undefined;
   annotations?: { [key: string]: string } | undefined;
   ownerReferences?: OwnerReference[] | undefined;
-  finalizers?: string[] | undefined;
+  finalizers?:
+    | string[]
+    | undefined;
+  /**
+   * Which manager (a client, a controller, an agent) owns which fields, as server-side apply
+   * tracks it. Maintained by the server on every write; kubectl hides it unless asked
+   * (--show-managed-fields).
+   */
+  managedFields?: ManagedFieldsEntry[] | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -50,6 +59,40 @@ export interface ObjectMeta_LabelsEntry {
 export interface ObjectMeta_AnnotationsEntry {
   key: string;
   value: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** The fields one manager set through one kind of operation. */
+export interface ManagedFieldsEntry {
+  /** Who set the fields: the request's fieldManager, e.g. "kubectl", "helm", "kubelab-agent". */
+  manager?:
+    | string
+    | undefined;
+  /** "Apply" (server-side apply) or "Update" (create, update, patch). */
+  operation?:
+    | string
+    | undefined;
+  /** The apiVersion the fields are named in. */
+  apiVersion?:
+    | string
+    | undefined;
+  /** When these fields last changed owner or were added (RFC 3339). */
+  time?:
+    | string
+    | undefined;
+  /** The format of fieldsV1; always "FieldsV1". */
+  fieldsType?:
+    | string
+    | undefined;
+  /**
+   * The fields, as a tree: "f:<name>" a field, "k:{...}" a list item by its key, "v:<value>"
+   * a set member, "." the item itself.
+   */
+  fieldsV1?:
+    | { [key: string]: any }
+    | undefined;
+  /** The subresource the fields were written through ("" for the object itself, or "status"). */
+  subresource?: string | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -132,6 +175,11 @@ export const ObjectMeta: MessageFns<ObjectMeta> = {
     if (message.finalizers !== undefined && message.finalizers.length !== 0) {
       for (const v of message.finalizers) {
         writer.uint32(106).string(v!);
+      }
+    }
+    if (message.managedFields !== undefined && message.managedFields.length !== 0) {
+      for (const v of message.managedFields) {
+        ManagedFieldsEntry.encode(v!, writer.uint32(114).fork()).join();
       }
     }
     if (message._unknownFields !== undefined) {
@@ -283,6 +331,20 @@ export const ObjectMeta: MessageFns<ObjectMeta> = {
             const el = reader.string();
             if (el !== undefined) {
               message.finalizers!.push(el);
+            }
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            if (message.managedFields === undefined) {
+              message.managedFields = [];
+            }
+            const el = ManagedFieldsEntry.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.managedFields!.push(el);
             }
             continue;
           }
@@ -438,6 +500,138 @@ export const ObjectMeta_AnnotationsEntry: MessageFns<ObjectMeta_AnnotationsEntry
             }
 
             message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseManagedFieldsEntry(): ManagedFieldsEntry {
+  return {};
+}
+
+export const ManagedFieldsEntry: MessageFns<ManagedFieldsEntry> = {
+  encode(message: ManagedFieldsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.manager !== undefined) {
+      writer.uint32(10).string(message.manager);
+    }
+    if (message.operation !== undefined) {
+      writer.uint32(18).string(message.operation);
+    }
+    if (message.apiVersion !== undefined) {
+      writer.uint32(26).string(message.apiVersion);
+    }
+    if (message.time !== undefined) {
+      writer.uint32(34).string(message.time);
+    }
+    if (message.fieldsType !== undefined) {
+      writer.uint32(42).string(message.fieldsType);
+    }
+    if (message.fieldsV1 !== undefined) {
+      Struct.encode(Struct.wrap(message.fieldsV1), writer.uint32(50).fork()).join();
+    }
+    if (message.subresource !== undefined) {
+      writer.uint32(58).string(message.subresource);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ManagedFieldsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseManagedFieldsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.manager = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.operation = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.apiVersion = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.time = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.fieldsType = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.fieldsV1 = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.subresource = reader.string();
             continue;
           }
         }

@@ -1,0 +1,223 @@
+/**
+ * A set of an object's fields, as server-side apply names them (structured-merge-diff's
+ * fieldpath.Set): a tree whose edges are path elements —
+ *   "f:<name>"   a field of a struct or map,
+ *   "k:<json>"   an item of an associative list, by its key fields ({"name":"nginx"}),
+ *   "v:<json>"   a member of a set-like list ("v:\"foregroundDeletion\""),
+ *   "i:<n>"      an item by position (only ever read, from other servers' documents);
+ * and whose nodes say whether the path leading to them is itself a member (a leaf, a list
+ * item). Serialized as FieldsV1: a leaf is `{}`, a member with children carries `".": {}`.
+ */
+import { ApiError, echo } from '../../../client/api/errors.js';
+
+export type PathElement = string;
+export type FieldPath = readonly PathElement[];
+
+export class FieldSet {
+  /** The path leading here is itself in the set. */
+  member = false;
+  readonly children = new Map<PathElement, FieldSet>();
+
+  static of(...paths: FieldPath[]): FieldSet {
+    const set = new FieldSet();
+    for (const p of paths) set.insert(p);
+    return set;
+  }
+
+  isEmpty(): boolean {
+    return !this.member && this.children.size === 0;
+  }
+
+  /** The node at `element`, made when absent (callers leave no empty node behind). */
+  at(element: PathElement): FieldSet {
+    let child = this.children.get(element);
+    if (!child) {
+      child = new FieldSet();
+      this.children.set(element, child);
+    }
+    return child;
+  }
+
+  insert(path: FieldPath): void {
+    descend(this, path, true)!.member = true;
+  }
+
+  has(path: FieldPath): boolean {
+    return descend(this, path, false)?.member ?? false;
+  }
+
+  /** The subtree below `path` (empty when there is none). */
+  below(path: FieldPath): FieldSet {
+    return descend(this, path, false) ?? new FieldSet();
+  }
+
+  /** Adds `other`'s members below `path` (in place). */
+  graft(path: FieldPath, other: FieldSet): void {
+    if (other.isEmpty()) return;
+    descend(this, path, true)!.addAll(other);
+  }
+
+  /** The set without anything at or below each of `paths`. */
+  withoutSubtrees(...paths: FieldPath[]): FieldSet {
+    const out = this.copy();
+    const drop = (node: FieldSet, path: FieldPath): void => {
+      const child = node.children.get(path[0]);
+      if (!child) return;
+      if (path.length === 1) node.children.delete(path[0]);
+      else {
+        drop(child, path.slice(1));
+        if (child.isEmpty()) node.children.delete(path[0]);
+      }
+    };
+    for (const p of paths) if (p.length) drop(out, p);
+    return out;
+  }
+
+  /** Only what is at or below `path`. */
+  onlySubtree(path: FieldPath): FieldSet {
+    const out = new FieldSet();
+    const sub = descend(this, path, false);
+    if (sub) out.graft(path, sub);
+    return out;
+  }
+
+  private addAll(other: FieldSet): void {
+    if (other.member) this.member = true;
+    for (const [e, child] of other.children) if (!child.isEmpty()) this.at(e).addAll(child);
+  }
+
+  union(other: FieldSet): FieldSet {
+    const out = this.copy();
+    out.addAll(other);
+    return out;
+  }
+
+  difference(other: FieldSet): FieldSet {
+    const out = new FieldSet();
+    out.member = this.member && !other.member;
+    for (const [e, child] of this.children) {
+      const o = other.children.get(e);
+      const d = o ? child.difference(o) : child.copy();
+      if (!d.isEmpty()) out.children.set(e, d);
+    }
+    return out;
+  }
+
+  intersection(other: FieldSet): FieldSet {
+    const out = new FieldSet();
+    out.member = this.member && other.member;
+    for (const [e, child] of this.children) {
+      const o = other.children.get(e);
+      if (!o) continue;
+      const i = child.intersection(o);
+      if (!i.isEmpty()) out.children.set(e, i);
+    }
+    return out;
+  }
+
+  equals(other: FieldSet): boolean {
+    if (this.member !== other.member || this.children.size !== other.children.size) return false;
+    for (const [e, child] of this.children) {
+      const o = other.children.get(e);
+      if (!o || !child.equals(o)) return false;
+    }
+    return true;
+  }
+
+  copy(): FieldSet {
+    const out = new FieldSet();
+    out.member = this.member;
+    for (const [e, child] of this.children) out.children.set(e, child.copy());
+    return out;
+  }
+
+  /** Every member path, depth first, in the elements' sorted order. */
+  *members(prefix: PathElement[] = []): Generator<PathElement[]> {
+    if (this.member) yield prefix;
+    for (const e of [...this.children.keys()].sort()) yield* this.children.get(e)!.members([...prefix, e]);
+  }
+
+  /** The FieldsV1 document of the set. */
+  toFieldsV1(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    if (this.member && this.children.size) out['.'] = {};
+    for (const e of [...this.children.keys()].sort()) {
+      const child = this.children.get(e)!;
+      if (!child.isEmpty()) out[e] = child.toFieldsV1();
+    }
+    return out;
+  }
+
+  /**
+   * Reads a FieldsV1 document (a client's, or the store's); `where` names it in errors. The
+   * document's size and depth were bounded by the parser that read the object.
+   */
+  static fromFieldsV1(doc: unknown, where: string): FieldSet {
+    const read = (value: unknown, path: string, isRoot: boolean): FieldSet => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        throw badFields(path, 'must be an object');
+      const node = new FieldSet();
+      const entries = Object.entries(value);
+      if (entries.length === 0) node.member = !isRoot;
+      for (const [e, child] of entries) {
+        if (e === '.') {
+          node.member = !isRoot;
+          continue;
+        }
+        if (!/^[fkvi]:/.test(e))
+          throw badFields(`${path}.${e}`, 'is not a path element ("f:", "k:", "v:", "i:" or ".")');
+        if (e.startsWith('k:') && !isJsonObject(e.slice(2)))
+          throw badFields(`${path}.${e}`, 'must be "k:" and the item\'s key fields as a JSON object');
+        if (e.startsWith('i:') && !/^i:\d+$/.test(e))
+          throw badFields(`${path}.${e}`, 'must be "i:" and an index');
+        const c = read(child, `${path}.${e}`, false);
+        if (!c.isEmpty()) node.children.set(e, c);
+      }
+      return node;
+    };
+    return read(doc, where, true);
+  }
+}
+
+/** The node at `path` below `start`; made on the way with `create`, else undefined when absent. */
+function descend(start: FieldSet, path: FieldPath, create: boolean): FieldSet | undefined {
+  let node: FieldSet | undefined = start;
+  for (const e of path) {
+    node = create ? node.at(e) : node.children.get(e);
+    if (!node) return undefined;
+  }
+  return node;
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+function badFields(path: string, why: string): ApiError {
+  return new ApiError(
+    'BadRequest',
+    `${echo(path, 200)} ${why}; send fieldsV1 as the server wrote it, or leave managedFields out`,
+  );
+}
+
+/** A path as structured-merge-diff prints it: `.spec.containers[name="nginx"].image`. */
+export function printPath(path: FieldPath): string {
+  let out = '';
+  for (const e of path) {
+    const body = e.slice(2);
+    if (e.startsWith('f:')) out += `.${body}`;
+    else if (e.startsWith('k:')) {
+      const key = JSON.parse(body) as Record<string, unknown>;
+      out += `[${Object.entries(key)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(',')}]`;
+    } else if (e.startsWith('v:')) out += `[=${body}]`;
+    else out += `[${body}]`;
+  }
+  return out;
+}

@@ -1,0 +1,267 @@
+/**
+ * An object's values read through its kind's shape, as structured-merge-diff's typed values:
+ * the set of fields a value sets, what changed between two values, an applied configuration
+ * merged onto a live object, and fields taken out of one. Paths given to the shape are the
+ * value's field names joined by "." with "[]" for a list's items ("spec.containers[].ports").
+ */
+import { ApiError, echo } from '../../../client/api/errors.js';
+import { deepEqual } from '../../../client/util/objects.js';
+import { FieldSet, printPath, type PathElement } from './fieldset.js';
+import type { ListType, Shape } from './shape.js';
+
+type Obj = Record<string, unknown>;
+
+function isObject(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function fieldPath(path: string, name: string): string {
+  return path ? `${path}.${name}` : name;
+}
+
+/** A value whose fields are owned one by one (not a leaf). */
+function isGranular(shape: Shape, value: unknown, path: string): value is Obj {
+  return isObject(value) && Object.keys(value).length > 0 && !shape.isAtomic(path);
+}
+
+/**
+ * The "k:" element of an associative list's item: its key fields in name order. `strict`
+ * (an applied configuration) refuses an item without its key; a stored object's such item is
+ * left out of the set instead (undefined).
+ */
+function keyElement(
+  item: unknown,
+  list: Extract<ListType, { type: 'map' }>,
+  at: readonly PathElement[],
+  strict: boolean,
+): PathElement | undefined {
+  const key: Obj = {};
+  for (const k of [...list.keys].sort()) {
+    const v = isObject(item) ? (item[k] ?? list.defaults?.[k]) : undefined;
+    if (v === undefined || v === null || isObject(v) || Array.isArray(v)) {
+      if (!strict) return undefined;
+      throw new ApiError(
+        'BadRequest',
+        `${printPath(at) || '.'}: an item of this list has no "${k}"; items of this list are identified by ${list.keys.map((x) => `"${x}"`).join(' and ')}, so set it`,
+      );
+    }
+    key[k] = v;
+  }
+  return `k:${JSON.stringify(key)}`;
+}
+
+function valueElement(v: unknown): PathElement {
+  return `v:${JSON.stringify(v)}`;
+}
+
+/**
+ * The fields `value` sets: every leaf, every list item by its key, every set member. With
+ * `strict` (an applied configuration), an item without its key or one key given twice is an
+ * error; a stored object is read as best it can be.
+ */
+export function fieldSetOf(shape: Shape, value: unknown, strict = false): FieldSet {
+  const set = setBelow(shape, value, '', [], strict);
+  set.member = false; // the object itself is no field
+  return set;
+}
+
+/**
+ * The fields of `value`, which sits at `path` (`at` in elements, for messages): below it, or
+ * the path itself (a member root) for a leaf — a scalar, an empty value, an atomic value.
+ */
+function setBelow(shape: Shape, value: unknown, path: string, at: PathElement[], strict: boolean): FieldSet {
+  const node = new FieldSet();
+  const addFields = (into: FieldSet, obj: Obj, objPath: string, objAt: PathElement[]): void => {
+    for (const [k, child] of Object.entries(obj)) {
+      if (child === null || child === undefined) continue;
+      const e = `f:${k}`;
+      const sub = setBelow(shape, child, fieldPath(objPath, k), [...objAt, e], strict);
+      if (!sub.isEmpty()) into.children.set(e, sub);
+    }
+  };
+  if (isGranular(shape, value, path)) {
+    addFields(node, value, path, at);
+    if (node.isEmpty()) node.member = true;
+    return node;
+  }
+  if (Array.isArray(value) && value.length > 0) {
+    const list = shape.listType(path);
+    if (list.type === 'set') {
+      for (const item of value) node.at(valueElement(item)).member = true;
+      return node;
+    }
+    if (list.type === 'map') {
+      for (const item of value) {
+        const e = keyElement(item, list, at, strict);
+        if (!e) continue;
+        if (strict && node.children.has(e))
+          throw new ApiError(
+            'BadRequest',
+            `${printPath([...at, e])}: the list holds this item twice; give each item its own key`,
+          );
+        const itemNode = node.at(e);
+        itemNode.member = true;
+        if (isObject(item)) addFields(itemNode, item, `${path}[]`, [...at, e]);
+      }
+      return node;
+    }
+  }
+  node.member = true;
+  return node;
+}
+
+export interface Comparison {
+  added: FieldSet;
+  modified: FieldSet;
+  removed: FieldSet;
+}
+
+/** What changed from `before` to `after`, field by field. */
+export function compare(shape: Shape, before: unknown, after: unknown): Comparison {
+  const out: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+  const replaced = (a: unknown, b: unknown, at: PathElement[], path: string): void => {
+    const sa = subSet(shape, a, path);
+    const sb = subSet(shape, b, path);
+    out.modified.graft(at, sa.intersection(sb));
+    out.removed.graft(at, sa.difference(sb));
+    out.added.graft(at, sb.difference(sa));
+  };
+  const walk = (a: unknown, b: unknown, path: string, at: PathElement[]): void => {
+    if (a === b) return;
+    if (a === undefined || a === null) return out.added.graft(at, subSet(shape, b, path));
+    if (b === undefined || b === null) return out.removed.graft(at, subSet(shape, a, path));
+    if (isGranular(shape, a, path) && isGranular(shape, b, path)) {
+      for (const k of new Set([...Object.keys(a), ...Object.keys(b)]))
+        walk(a[k], b[k], fieldPath(path, k), [...at, `f:${k}`]);
+      return;
+    }
+    if (Array.isArray(a) && Array.isArray(b) && a.length && b.length) {
+      const list = shape.listType(path);
+      if (list.type === 'map') {
+        const items = (xs: unknown[]) => {
+          const m = new Map<PathElement, unknown>();
+          for (const x of xs) {
+            const e = keyElement(x, list, at, false);
+            if (e && !m.has(e)) m.set(e, x);
+          }
+          return m;
+        };
+        const ia = items(a);
+        const ib = items(b);
+        for (const e of new Set([...ia.keys(), ...ib.keys()])) {
+          const x = ia.get(e);
+          const y = ib.get(e);
+          if (x === undefined) out.added.graft([...at, e], itemSet(shape, y, path));
+          else if (y === undefined) out.removed.graft([...at, e], itemSet(shape, x, path));
+          else if (isObject(x) && isObject(y))
+            for (const k of new Set([...Object.keys(x), ...Object.keys(y)]))
+              walk(x[k], y[k], fieldPath(`${path}[]`, k), [...at, e, `f:${k}`]);
+        }
+        return;
+      }
+      if (list.type === 'set') {
+        const sa = subSet(shape, a, path);
+        const sb = subSet(shape, b, path);
+        out.removed.graft(at, sa.difference(sb));
+        out.added.graft(at, sb.difference(sa));
+        return;
+      }
+    }
+    if (!deepEqual(a, b)) replaced(a, b, at, path);
+  };
+  walk(before, after, '', []);
+  return out;
+}
+
+/** The fields of a value below its own path (a leaf value: the path itself). */
+function subSet(shape: Shape, value: unknown, path: string): FieldSet {
+  return setBelow(shape, value, path, [], false);
+}
+
+/** An associative list item's fields, the item itself included. */
+function itemSet(shape: Shape, item: unknown, listPath: string): FieldSet {
+  const set = isObject(item) ? setBelow(shape, item, `${listPath}[]`, [], false) : new FieldSet();
+  set.member = true;
+  return set;
+}
+
+/** `config` merged onto `live`: maps field by field, map lists item by key, sets by member, the rest replaced. */
+export function merge(shape: Shape, live: unknown, config: unknown): unknown {
+  const at = (l: unknown, c: unknown, path: string): unknown => {
+    if (c === undefined || c === null) return l;
+    if (isObject(c) && !shape.isAtomic(path)) {
+      const out: Obj = isObject(l) ? { ...l } : {};
+      for (const [k, v] of Object.entries(c)) {
+        const merged = at(out[k], v, fieldPath(path, k));
+        if (merged !== undefined) out[k] = merged;
+      }
+      return out;
+    }
+    if (Array.isArray(c)) {
+      const list = shape.listType(path);
+      const base = Array.isArray(l) ? [...l] : [];
+      if (list.type === 'set') {
+        for (const v of c) if (!base.some((x) => deepEqual(x, v))) base.push(v);
+        return base;
+      }
+      if (list.type === 'map') {
+        for (const item of c) {
+          const e = keyElement(item, list, [], true);
+          const i = base.findIndex((x) => keyElement(x, list, [], false) === e);
+          const merged = at(i >= 0 ? base[i] : undefined, item, `${path}[]`);
+          if (i >= 0) base[i] = merged;
+          else base.push(merged);
+        }
+        return base;
+      }
+    }
+    return c;
+  };
+  return at(live, config, '');
+}
+
+/**
+ * `value` without the members of `set`: a member field is deleted, a member list item or set
+ * member dropped; below a non-member the walk goes on.
+ */
+export function removeFields(shape: Shape, value: unknown, set: FieldSet): unknown {
+  const at = (v: unknown, node: FieldSet, path: string): unknown => {
+    if (node.member) return undefined;
+    if (isObject(v)) {
+      const out: Obj = { ...v };
+      for (const [e, child] of node.children) {
+        if (!e.startsWith('f:')) continue;
+        const k = e.slice(2);
+        if (!(k in out)) continue;
+        const next = at(out[k], child, fieldPath(path, k));
+        if (next === undefined) delete out[k];
+        else out[k] = next;
+      }
+      return out;
+    }
+    if (Array.isArray(v)) {
+      const list = shape.listType(path);
+      if (list.type === 'set') return v.filter((x) => !node.children.get(valueElement(x))?.member);
+      if (list.type === 'map') {
+        const out: unknown[] = [];
+        for (const item of v) {
+          const e = keyElement(item, list, [], false);
+          const child = e ? node.children.get(e) : undefined;
+          if (!child) out.push(item);
+          else {
+            const next = at(item, child, `${path}[]`);
+            if (next !== undefined) out.push(next);
+          }
+        }
+        return out;
+      }
+    }
+    return v;
+  };
+  return at(value, set, '');
+}
+
+/** A name for a value too large to print in a message. */
+export function describeElement(e: PathElement): string {
+  return echo(printPath([e]), 80);
+}
