@@ -11,6 +11,8 @@ import type { Client } from '../client/client.js';
 import { inProcessClient } from '../client/inprocess.js';
 import { realClock, type Clock } from '../client/util/clock.js';
 import { ApiServer } from './apiserver/apiserver.js';
+import { APISERVER_IDENTITY } from './apiserver/auth.js';
+import { syncKubernetesService } from './controllers/kubernetesservice/sync.js';
 import { ControllerManager } from './controllers/manager.js';
 import type { ControllerConfig } from './controllers/types.js';
 import { startMetricsServer, type MetricsServer } from './metrics.js';
@@ -161,6 +163,14 @@ export class ControlPlane {
           this.set(tunnels.bufferedBytes);
         },
       });
+      // The API's own Service (what `kubectl cluster-info` finds); a failure costs only that.
+      await syncKubernetesService(inProcessClient(api, APISERVER_IDENTITY), grpc.port, logger).catch(
+        (err: unknown) =>
+          logger.warn(
+            { err: err instanceof Error ? err.message : String(err) },
+            'could not write the Service default/kubernetes; kubectl cluster-info will not list the API until the next start',
+          ),
+      );
       let controllerManager: ControllerManager | undefined;
       if (options.controllers !== false) {
         const store = options.store ?? 'sqlite';

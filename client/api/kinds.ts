@@ -25,13 +25,21 @@ export interface KindInfo {
   field: ApiObjectField;
   /** The protobuf message, e.g. "kubelab.v1.Pod". */
   messageType: string;
+  /** Served for reading only (the apiserver writes it); why, for the authorizer's answer. */
+  readOnly?: string;
 }
 
 function kind(
   k: KindName,
   apiVersion: string,
   plural: string,
-  opts: { shortNames?: string[]; namespaced: boolean; hasStatus: boolean; resource?: string },
+  opts: {
+    shortNames?: string[];
+    namespaced: boolean;
+    hasStatus: boolean;
+    resource?: string;
+    readOnly?: string;
+  },
 ): KindInfo {
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
   return {
@@ -47,6 +55,7 @@ function kind(
     hasStatus: opts.hasStatus,
     field: (k[0].toLowerCase() + k.slice(1)) as ApiObjectField,
     messageType: `kubelab.v1.${k}`,
+    ...(opts.readOnly ? { readOnly: opts.readOnly } : {}),
   };
 }
 
@@ -64,6 +73,13 @@ export const KINDS: readonly KindInfo[] = [
     resource: 'nodes',
   }),
   kind('ConfigMap', 'v1', 'configmaps', { shortNames: ['cm'], namespaced: true, hasStatus: false }),
+  kind('Service', 'v1', 'services', {
+    shortNames: ['svc'],
+    namespaced: true,
+    hasStatus: true,
+    readOnly:
+      'kubelab has no service proxy yet, so Services are read-only: the apiserver keeps default/kubernetes, the address of the API',
+  }),
 ];
 
 const byName = new Map<string, KindInfo>();

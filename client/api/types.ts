@@ -5,7 +5,7 @@
 import type { ApiObject } from '../../proto/gen/kubelab/v1/api.js';
 import type { ControllerRevision, DaemonSet } from '../../proto/gen/kubelab/v1/apps.js';
 import type { Lease } from '../../proto/gen/kubelab/v1/coordination.js';
-import type { ConfigMap, Event, Namespace, Node, Pod } from '../../proto/gen/kubelab/v1/core.js';
+import type { ConfigMap, Event, Namespace, Node, Pod, Service } from '../../proto/gen/kubelab/v1/core.js';
 import type { NodeMetrics } from '../../proto/gen/kubelab/v1/metrics.js';
 import type { ObjectMeta } from '../../proto/gen/kubelab/v1/meta.js';
 
@@ -22,6 +22,7 @@ export interface KindMap {
   ControllerRevision: ControllerRevision;
   NodeMetrics: NodeMetrics;
   ConfigMap: ConfigMap;
+  Service: Service;
 }
 
 export type KindName = keyof KindMap;

@@ -524,7 +524,8 @@ export class ApiServer implements LocalApi {
     const refusedRole = cannotWrite(id.role);
     if (refusedRole)
       throw new ApiError('Forbidden', `user "${echo(id.name)}" cannot ${verb} objects: ${refusedRole}`);
-    for (const strategy of this.registry.all()) {
+    // Kinds only the apiserver writes are refused to everyone else once the object is read.
+    for (const strategy of this.registry.all().filter((s) => !s.info.readOnly)) {
       try {
         this.authorize(id, attrsFor(strategy.info));
       } catch {

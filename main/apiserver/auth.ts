@@ -64,7 +64,12 @@ export function cannotWrite(role: Identity['role']): string | undefined {
   }
 }
 
+/** The identity the apiserver writes its own objects as (the kubernetes Service). */
+export const APISERVER_IDENTITY: Identity = { name: 'system:apiserver', role: 'admin' };
+
 export const roleAuthorizer: Authorizer = (id, attrs) => {
+  if (attrs.info.readOnly && !READ_VERBS.includes(attrs.verb) && id.name !== APISERVER_IDENTITY.name)
+    throw forbidden(id, attrs, attrs.info.readOnly);
   switch (id.role) {
     case 'admin':
       return;

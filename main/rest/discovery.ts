@@ -31,7 +31,7 @@ const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 
 /** Kinds `kubectl get all` shows (Kubernetes puts its workloads in the category "all"). */
-const CATEGORY_ALL = new Set(['Pod', 'DaemonSet']);
+const CATEGORY_ALL = new Set(['Pod', 'Service', 'DaemonSet']);
 
 interface Subresource {
   name: string;
@@ -55,9 +55,10 @@ export function subresourcesOf(info: KindInfo): Subresource[] {
   return out;
 }
 
-/** NodeMetrics is read-only, as metrics.k8s.io is on any cluster. */
+/** NodeMetrics is read-only, as metrics.k8s.io is on any cluster; so are kinds the apiserver alone writes. */
 export function verbsOf(info: KindInfo): string[] {
-  return info.kind === 'NodeMetrics' ? ['get', 'list'] : [...WRITE, ...READ].sort();
+  if (info.kind === 'NodeMetrics') return ['get', 'list'];
+  return info.readOnly ? READ : [...WRITE, ...READ].sort();
 }
 
 /** A resource of a group version as discovery describes it: a served kind, or an access review. */

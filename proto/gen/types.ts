@@ -115,6 +115,13 @@ export type {
   ConfigMap,
   ConfigMap_DataEntry,
   ConfigMap_BinaryDataEntry,
+  Service,
+  ServiceSpec,
+  ServiceSpec_SelectorEntry,
+  ServicePort,
+  ServiceStatus,
+  LoadBalancerStatus,
+  LoadBalancerIngress,
 } from './kubelab/v1/core.js';
 export type {
   ObjectMeta,

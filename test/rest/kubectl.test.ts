@@ -53,6 +53,32 @@ describe.each(KUBECTLS.map((k) => k.minor))('kubectl %s', (minor) => {
     expect(rows).toContainEqual(['nodes', 'no', 'v1', 'false', 'Node']);
     expect(rows).toContainEqual(['daemonsets', 'ds', 'apps/v1', 'true', 'DaemonSet']);
     expect(rows).toContainEqual(['leases', 'coordination.k8s.io/v1', 'true', 'Lease']);
+    expect(rows).toContainEqual(['services', 'svc', 'v1', 'true', 'Service']);
+  });
+
+  it('finds the control plane with cluster-info, through the Service the API keeps for itself', async () => {
+    const info = await kubectl(['cluster-info'], { minor });
+    expect(info.code, info.stderr).toBe(0);
+    // Older kubectls colour the line even when it is not printed to a terminal.
+    // eslint-disable-next-line no-control-regex
+    const plain = info.stdout.replace(/\u001b\[[0-9;]*m/g, '');
+    expect(plain).toContain(`Kubernetes control plane is running at https://127.0.0.1:${c.t.cp.port}\n`);
+    const services = await kubectl(['get', 'services', '-A'], { minor });
+    expect(services.stdout.split('\n').map((l) => l.split(/\s+/))).toContainEqual([
+      'default',
+      'kubernetes',
+      'ClusterIP',
+      '<none>',
+      '<none>',
+      `${c.t.cp.port}/TCP`,
+      expect.stringMatching(/^\d+[smh]$/),
+    ]);
+    // Read-only: no proxy would route a Service anyone else made.
+    const create = await kubectl(['create', 'service', 'clusterip', 'web', '--tcp=80'], { minor });
+    expect(create.code).toBe(1);
+    expect(create.stderr).toContain('kubelab has no service proxy yet, so Services are read-only');
+    const canI = await kubectl(['auth', 'can-i', 'delete', 'services'], { minor });
+    expect(canI.stdout).toMatch(/^no - kubelab has no service proxy yet/);
   });
 
   it('explains a field from the OpenAPI schema', async () => {

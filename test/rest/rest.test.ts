@@ -273,7 +273,7 @@ describe('the Kubernetes REST API', () => {
     });
     expect(protobuf.status).toBe(415);
 
-    const unknownPath = await call('GET', '/api/v1/services');
+    const unknownPath = await call('GET', '/api/v1/persistentvolumes');
     expect(unknownPath.status).toBe(404);
     expect(status(unknownPath).message).toContain('kubectl api-resources');
 

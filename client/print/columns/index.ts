@@ -8,6 +8,7 @@ import { eventColumns } from './event.js';
 import { nodeColumns } from './node.js';
 import {
   configMapColumns,
+  serviceColumns,
   controllerRevisionColumns,
   genericColumns,
   leaseColumns,
@@ -27,6 +28,7 @@ const byKind: Partial<Record<KindName, KindColumns<never>>> = {
   ControllerRevision: controllerRevisionColumns,
   NodeMetrics: nodeMetricsColumns,
   ConfigMap: configMapColumns,
+  Service: serviceColumns,
 };
 
 export function columnsFor(kind: KindName): KindColumns<KubeObject> {

@@ -10,6 +10,7 @@ import type {
   Lease,
   Namespace,
   NodeMetrics,
+  Service,
 } from '../../api/types.js';
 import { ageOf } from '../age.js';
 import { orNone, type KindColumns } from './types.js';
@@ -33,6 +34,44 @@ export const configMapColumns: KindColumns<ConfigMap> = {
     String(Object.keys(cm.data ?? {}).length + Object.keys(cm.binaryData ?? {}).length),
     ageOf(cm.metadata?.creationTimestamp, now),
   ],
+};
+
+/** kubectl's Service table; wide adds the selector. */
+export const serviceColumns: KindColumns<Service> = {
+  headers: (wide) => [
+    'NAME',
+    'TYPE',
+    'CLUSTER-IP',
+    'EXTERNAL-IP',
+    'PORT(S)',
+    'AGE',
+    ...(wide ? ['SELECTOR'] : []),
+  ],
+  cells(svc, now, wide) {
+    const spec = svc.spec ?? {};
+    const ingress = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip || i.hostname).filter(Boolean);
+    const external =
+      spec.type === 'ExternalName'
+        ? (spec.externalName ?? '<none>')
+        : ingress.length
+          ? ingress.join(',')
+          : '<none>';
+    const ports = (spec.ports ?? [])
+      .map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`)
+      .join(',');
+    const selector = Object.entries(spec.selector ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    return [
+      svc.metadata?.name ?? '',
+      spec.type ?? 'ClusterIP',
+      spec.clusterIP || '<none>',
+      external,
+      ports || '<none>',
+      ageOf(svc.metadata?.creationTimestamp, now),
+      ...(wide ? [selector || '<none>'] : []),
+    ];
+  },
 };
 
 export const leaseColumns: KindColumns<Lease> = {

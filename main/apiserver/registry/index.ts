@@ -10,6 +10,7 @@ import { namespaceStrategy } from './namespace.js';
 import { nodeStrategy } from './node.js';
 import { nodeMetricsStrategy } from './nodemetrics.js';
 import { podStrategy } from './pod.js';
+import { serviceStrategy } from './service.js';
 import type { Strategy } from './strategy.js';
 
 const STRATEGIES: Strategy<any>[] = [
@@ -22,6 +23,7 @@ const STRATEGIES: Strategy<any>[] = [
   controllerRevisionStrategy,
   nodeMetricsStrategy,
   configMapStrategy,
+  serviceStrategy,
 ];
 
 export class Registry {

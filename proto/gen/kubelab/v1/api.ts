@@ -22,7 +22,7 @@ import {
 } from "@grpc/grpc-js";
 import { ControllerRevision, DaemonSet } from "./apps.js";
 import { Lease } from "./coordination.js";
-import { Binding, ConfigMap, Event, Namespace, Node, Pod } from "./core.js";
+import { Binding, ConfigMap, Event, Namespace, Node, Pod, Service } from "./core.js";
 import { NodeMetrics } from "./metrics.js";
 
 export const protobufPackage = "kubelab.v1";
@@ -48,6 +48,7 @@ export interface ApiObject {
   controllerRevision?: ControllerRevision | undefined;
   nodeMetrics?: NodeMetrics | undefined;
   configMap?: ConfigMap | undefined;
+  service?: Service | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -349,6 +350,9 @@ export const ApiObject: MessageFns<ApiObject> = {
     if (message.configMap !== undefined) {
       ConfigMap.encode(message.configMap, writer.uint32(74).fork()).join();
     }
+    if (message.service !== undefined) {
+      Service.encode(message.service, writer.uint32(82).fork()).join();
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -443,6 +447,14 @@ export const ApiObject: MessageFns<ApiObject> = {
             }
 
             message.configMap = ConfigMap.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.service = Service.decode(reader, reader.uint32());
             continue;
           }
         }

@@ -643,6 +643,95 @@ export interface ConfigMap_BinaryDataEntry {
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
+/**
+ * A stable name and port for a set of pods (Kubernetes' Service). kubelab has no service proxy
+ * yet, so Services are read-only: the apiserver keeps "default/kubernetes", the address of
+ * the API itself, as every Kubernetes cluster has it (kubectl cluster-info reads it).
+ */
+export interface Service {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?: ObjectMeta | undefined;
+  spec?: ServiceSpec | undefined;
+  status?: ServiceStatus | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ServiceSpec {
+  /** ClusterIP (the default), NodePort, LoadBalancer or ExternalName. */
+  type?: string | undefined;
+  ports?:
+    | ServicePort[]
+    | undefined;
+  /** The pods the Service sends traffic to, by their labels. */
+  selector?:
+    | { [key: string]: string }
+    | undefined;
+  /** The Service's virtual IP; "None" for a headless Service. */
+  clusterIP?: string | undefined;
+  clusterIPs?:
+    | string[]
+    | undefined;
+  /** None (the default) or ClientIP. */
+  sessionAffinity?:
+    | string
+    | undefined;
+  /** ExternalName only: the DNS name the Service stands for. */
+  externalName?:
+    | string
+    | undefined;
+  /** Single stack: IPv4 or IPv6. */
+  ipFamilies?: string[] | undefined;
+  ipFamilyPolicy?:
+    | string
+    | undefined;
+  /** Cluster (the default) or Local. */
+  internalTrafficPolicy?: string | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ServiceSpec_SelectorEntry {
+  key: string;
+  value: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ServicePort {
+  /** Required when the Service has more than one port; a DNS label. */
+  name?:
+    | string
+    | undefined;
+  /** TCP (the default), UDP or SCTP. */
+  protocol?:
+    | string
+    | undefined;
+  /** The port the Service listens on. */
+  port?:
+    | number
+    | undefined;
+  /** The pods' port: a number, or the name of a container port. */
+  targetPort?: any | undefined;
+  nodePort?: number | undefined;
+  appProtocol?: string | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ServiceStatus {
+  loadBalancer?: LoadBalancerStatus | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface LoadBalancerStatus {
+  ingress?: LoadBalancerIngress[] | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface LoadBalancerIngress {
+  ip?: string | undefined;
+  hostname?: string | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
 function createBaseNamespace(): Namespace {
   return {};
 }
@@ -7320,6 +7409,726 @@ export const ConfigMap_BinaryDataEntry: MessageFns<ConfigMap_BinaryDataEntry> = 
             }
 
             message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseService(): Service {
+  return {};
+}
+
+export const Service: MessageFns<Service> = {
+  encode(message: Service, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiVersion !== undefined) {
+      writer.uint32(10).string(message.apiVersion);
+    }
+    if (message.kind !== undefined) {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.metadata !== undefined) {
+      ObjectMeta.encode(message.metadata, writer.uint32(26).fork()).join();
+    }
+    if (message.spec !== undefined) {
+      ServiceSpec.encode(message.spec, writer.uint32(34).fork()).join();
+    }
+    if (message.status !== undefined) {
+      ServiceStatus.encode(message.status, writer.uint32(42).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Service {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseService();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiVersion = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.metadata = ObjectMeta.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.spec = ServiceSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = ServiceStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseServiceSpec(): ServiceSpec {
+  return {};
+}
+
+export const ServiceSpec: MessageFns<ServiceSpec> = {
+  encode(message: ServiceSpec, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== undefined) {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.ports !== undefined && message.ports.length !== 0) {
+      for (const v of message.ports) {
+        ServicePort.encode(v!, writer.uint32(18).fork()).join();
+      }
+    }
+    globalThis.Object.entries(message.selector || {}).forEach(([key, value]: [string, string]) => {
+      ServiceSpec_SelectorEntry.encode({ key: key as any, value }, writer.uint32(26).fork()).join();
+    });
+    if (message.clusterIP !== undefined) {
+      writer.uint32(34).string(message.clusterIP);
+    }
+    if (message.clusterIPs !== undefined && message.clusterIPs.length !== 0) {
+      for (const v of message.clusterIPs) {
+        writer.uint32(42).string(v!);
+      }
+    }
+    if (message.sessionAffinity !== undefined) {
+      writer.uint32(50).string(message.sessionAffinity);
+    }
+    if (message.externalName !== undefined) {
+      writer.uint32(58).string(message.externalName);
+    }
+    if (message.ipFamilies !== undefined && message.ipFamilies.length !== 0) {
+      for (const v of message.ipFamilies) {
+        writer.uint32(66).string(v!);
+      }
+    }
+    if (message.ipFamilyPolicy !== undefined) {
+      writer.uint32(74).string(message.ipFamilyPolicy);
+    }
+    if (message.internalTrafficPolicy !== undefined) {
+      writer.uint32(82).string(message.internalTrafficPolicy);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceSpec {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceSpec();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            if (message.ports === undefined) {
+              message.ports = [];
+            }
+            const el = ServicePort.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.ports!.push(el);
+            }
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            const entry3 = ServiceSpec_SelectorEntry.decode(reader, reader.uint32());
+            if (entry3.value !== undefined) {
+              if (message.selector === undefined) {
+                message.selector = {};
+              }
+              message.selector![entry3.key] = entry3.value;
+            }
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.clusterIP = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            if (message.clusterIPs === undefined) {
+              message.clusterIPs = [];
+            }
+            const el = reader.string();
+            if (el !== undefined) {
+              message.clusterIPs!.push(el);
+            }
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.sessionAffinity = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.externalName = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            if (message.ipFamilies === undefined) {
+              message.ipFamilies = [];
+            }
+            const el = reader.string();
+            if (el !== undefined) {
+              message.ipFamilies!.push(el);
+            }
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.ipFamilyPolicy = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.internalTrafficPolicy = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseServiceSpec_SelectorEntry(): ServiceSpec_SelectorEntry {
+  return { key: "", value: "" };
+}
+
+export const ServiceSpec_SelectorEntry: MessageFns<ServiceSpec_SelectorEntry> = {
+  encode(message: ServiceSpec_SelectorEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceSpec_SelectorEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceSpec_SelectorEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseServicePort(): ServicePort {
+  return {};
+}
+
+export const ServicePort: MessageFns<ServicePort> = {
+  encode(message: ServicePort, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.protocol !== undefined) {
+      writer.uint32(18).string(message.protocol);
+    }
+    if (message.port !== undefined) {
+      writer.uint32(24).int32(message.port);
+    }
+    if (message.targetPort !== undefined) {
+      Value.encode(Value.wrap(message.targetPort), writer.uint32(34).fork()).join();
+    }
+    if (message.nodePort !== undefined) {
+      writer.uint32(40).int32(message.nodePort);
+    }
+    if (message.appProtocol !== undefined) {
+      writer.uint32(50).string(message.appProtocol);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServicePort {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServicePort();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.protocol = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.port = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.targetPort = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.nodePort = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.appProtocol = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseServiceStatus(): ServiceStatus {
+  return {};
+}
+
+export const ServiceStatus: MessageFns<ServiceStatus> = {
+  encode(message: ServiceStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.loadBalancer !== undefined) {
+      LoadBalancerStatus.encode(message.loadBalancer, writer.uint32(10).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.loadBalancer = LoadBalancerStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseLoadBalancerStatus(): LoadBalancerStatus {
+  return {};
+}
+
+export const LoadBalancerStatus: MessageFns<LoadBalancerStatus> = {
+  encode(message: LoadBalancerStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ingress !== undefined && message.ingress.length !== 0) {
+      for (const v of message.ingress) {
+        LoadBalancerIngress.encode(v!, writer.uint32(10).fork()).join();
+      }
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LoadBalancerStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLoadBalancerStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            if (message.ingress === undefined) {
+              message.ingress = [];
+            }
+            const el = LoadBalancerIngress.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.ingress!.push(el);
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseLoadBalancerIngress(): LoadBalancerIngress {
+  return {};
+}
+
+export const LoadBalancerIngress: MessageFns<LoadBalancerIngress> = {
+  encode(message: LoadBalancerIngress, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ip !== undefined) {
+      writer.uint32(10).string(message.ip);
+    }
+    if (message.hostname !== undefined) {
+      writer.uint32(18).string(message.hostname);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LoadBalancerIngress {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLoadBalancerIngress();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ip = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.hostname = reader.string();
             continue;
           }
         }
