@@ -222,6 +222,43 @@ describe('managed fields', () => {
     expect((third.object as typeof obj).metadata.labels).toEqual({ tier: 'front' });
   });
 
+  it('gives what an object held before anyone managed it to "before-first-apply", so a first apply that changes it conflicts', () => {
+    const old = pod({ containers: [{ name: 'c', image: 'x' }] }, { app: 'web' });
+    const config = pod({ containers: [{ name: 'c', image: 'y' }] });
+    expect(() => apply(pods, old, config, [], writer('ci'), false)).toThrow(
+      'Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .spec.containers[name="c"].image',
+    );
+    const forced = apply(pods, old, config, [], writer('ci'), true);
+    expect(fieldsOf(forced.entries, 'before-first-apply')).toEqual({
+      'f:metadata': { 'f:labels': { 'f:app': {} } },
+      'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:name': {} } } },
+    });
+  });
+
+  it('keeps at most 10 Update entries, the oldest merged into "ancient-changes"', () => {
+    let obj = pod({ containers: [{ name: 'c', image: 'x' }] });
+    let entries: ManagerEntry[] = [];
+    for (let i = 0; i < 12; i++) {
+      const next = pod({ containers: [{ name: 'c', image: 'x' }] }, { [`k${i}`]: 'v' });
+      next.metadata!.labels = { ...obj.metadata?.labels, [`k${i}`]: 'v' };
+      entries = recordUpdate(
+        pods,
+        obj,
+        next,
+        entries,
+        writer(`tool-${i}`, `2026-12-06T10:00:${String(i).padStart(2, '0')}Z`),
+      );
+      obj = next;
+    }
+    const managers = encodeManagedFields(entries).map((e) => e.manager);
+    expect(managers).toHaveLength(10);
+    expect(managers[0]).toBe('ancient-changes');
+    expect(managers.at(-1)).toBe('tool-11');
+    expect(fieldsOf(entries, 'ancient-changes')).toMatchObject({
+      'f:metadata': { 'f:labels': { 'f:k0': {}, 'f:k2': {} } },
+    });
+  });
+
   it('treats a label selector as one value and checks the keys of applied list items', () => {
     const ds = {
       apiVersion: 'apps/v1',
