@@ -11,12 +11,29 @@
 import { ApiError, echo } from '../../../client/api/errors.js';
 
 export type PathElement = string;
+
+/** What a leaf's children are: most nodes are leaves, so they share this instead of a Map each. */
+const NO_CHILDREN: ReadonlyMap<string, FieldSet> = new Map<string, FieldSet>();
 export type FieldPath = readonly PathElement[];
 
 export class FieldSet {
   /** The path leading here is itself in the set. */
   member = false;
-  readonly children = new Map<PathElement, FieldSet>();
+  private own: Map<PathElement, FieldSet> | undefined;
+
+  /** The nodes below, by element (read-only: change them through at() and put()). */
+  get children(): ReadonlyMap<PathElement, FieldSet> {
+    return this.own ?? NO_CHILDREN;
+  }
+
+  /** Sets the node at `element`. */
+  put(element: PathElement, child: FieldSet): void {
+    (this.own ??= new Map()).set(element, child);
+  }
+
+  private remove(element: PathElement): void {
+    this.own?.delete(element);
+  }
 
   static of(...paths: FieldPath[]): FieldSet {
     const set = new FieldSet();
@@ -30,10 +47,10 @@ export class FieldSet {
 
   /** The node at `element`, made when absent (callers leave no empty node behind). */
   at(element: PathElement): FieldSet {
-    let child = this.children.get(element);
+    let child = this.own?.get(element);
     if (!child) {
       child = new FieldSet();
-      this.children.set(element, child);
+      this.put(element, child);
     }
     return child;
   }
@@ -59,18 +76,22 @@ export class FieldSet {
 
   /** The set without anything at or below each of `paths`. */
   withoutSubtrees(...paths: FieldPath[]): FieldSet {
-    const out = this.copy();
+    return this.copy().dropSubtrees(...paths);
+  }
+
+  /** Removes, in place, anything at or below each of `paths`; returns the set. */
+  dropSubtrees(...paths: FieldPath[]): FieldSet {
     const drop = (node: FieldSet, path: FieldPath): void => {
       const child = node.children.get(path[0]);
       if (!child) return;
-      if (path.length === 1) node.children.delete(path[0]);
+      if (path.length === 1) node.remove(path[0]);
       else {
         drop(child, path.slice(1));
-        if (child.isEmpty()) node.children.delete(path[0]);
+        if (child.isEmpty()) node.remove(path[0]);
       }
     };
-    for (const p of paths) if (p.length) drop(out, p);
-    return out;
+    for (const p of paths) if (p.length) drop(this, p);
+    return this;
   }
 
   /** Only what is at or below `path`. */
@@ -98,7 +119,7 @@ export class FieldSet {
     for (const [e, child] of this.children) {
       const o = other.children.get(e);
       const d = o ? child.difference(o) : child.copy();
-      if (!d.isEmpty()) out.children.set(e, d);
+      if (!d.isEmpty()) out.put(e, d);
     }
     return out;
   }
@@ -110,7 +131,7 @@ export class FieldSet {
       const o = other.children.get(e);
       if (!o) continue;
       const i = child.intersection(o);
-      if (!i.isEmpty()) out.children.set(e, i);
+      if (!i.isEmpty()) out.put(e, i);
     }
     return out;
   }
@@ -127,7 +148,7 @@ export class FieldSet {
   copy(): FieldSet {
     const out = new FieldSet();
     out.member = this.member;
-    for (const [e, child] of this.children) out.children.set(e, child.copy());
+    for (const [e, child] of this.children) out.put(e, child.copy());
     return out;
   }
 
@@ -140,8 +161,10 @@ export class FieldSet {
   /** The FieldsV1 document of the set. */
   toFieldsV1(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    if (this.member && this.children.size) out['.'] = {};
-    for (const e of [...this.children.keys()].sort()) {
+    if (!this.own?.size) return out;
+    if (this.member) out['.'] = {};
+    const keys = this.own.size === 1 ? this.own.keys() : [...this.own.keys()].sort();
+    for (const e of keys) {
       const child = this.children.get(e)!;
       if (!child.isEmpty()) out[e] = child.toFieldsV1();
     }
@@ -152,7 +175,8 @@ export class FieldSet {
    * Reads a FieldsV1 document (a client's, or the store's); `where` names it in errors. The
    * document's size and depth were bounded by the parser that read the object.
    */
-  static fromFieldsV1(doc: unknown, where: string): FieldSet {
+  static fromFieldsV1(doc: unknown, where: string, trusted = false): FieldSet {
+    if (trusted) return readTrusted(doc as Record<string, unknown>, true);
     const read = (value: unknown, path: string, isRoot: boolean): FieldSet => {
       if (typeof value !== 'object' || value === null || Array.isArray(value))
         throw badFields(path, 'must be an object');
@@ -171,12 +195,25 @@ export class FieldSet {
         if (e.startsWith('i:') && !/^i:\d+$/.test(e))
           throw badFields(`${path}.${e}`, 'must be "i:" and an index');
         const c = read(child, `${path}.${e}`, false);
-        if (!c.isEmpty()) node.children.set(e, c);
+        if (!c.isEmpty()) node.put(e, c);
       }
       return node;
     };
     return read(doc, where, true);
   }
+}
+
+/** FieldsV1 the server wrote itself: read without checking. */
+function readTrusted(doc: Record<string, unknown>, isRoot: boolean): FieldSet {
+  const node = new FieldSet();
+  let empty = true;
+  for (const e in doc) {
+    empty = false;
+    if (e === '.') node.member = !isRoot;
+    else node.put(e, readTrusted(doc[e] as Record<string, unknown>, false));
+  }
+  if (empty) node.member = !isRoot;
+  return node;
 }
 
 /** The node at `path` below `start`; made on the way with `create`, else undefined when absent. */

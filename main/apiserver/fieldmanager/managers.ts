@@ -65,10 +65,11 @@ const SERVER_FIELDS: FieldPath[] = [
 
 /** The fields a write through `subresource` can own. */
 function tracked(info: KindInfo, subresource: string, set: FieldSet): FieldSet {
-  const out = set.withoutSubtrees(...SERVER_FIELDS);
+  // The sets handed here are the caller's own, made for this write: changed in place.
+  const out = set.dropSubtrees(...SERVER_FIELDS);
   // A status write changes status only; the object itself never changes its status.
   if (subresource === 'status') return out.onlySubtree(['f:status']);
-  return info.hasStatus ? out.withoutSubtrees(['f:status']) : out;
+  return info.hasStatus ? out.dropSubtrees(['f:status']) : out;
 }
 
 function withoutManagedFields(obj: KubeObject | undefined): KubeObject | undefined {
@@ -128,6 +129,7 @@ export function isResetRequest(entries: ManagedFieldsEntry[] | undefined): boole
   return entries?.length === 1 && Object.values(entries[0]).every((v) => v === undefined || v === '');
 }
 
+/** The entries as sets; the server's own (stored) are read without checks, a client's after validateManagedFields. */
 export function decodeManagedFields(entries: ManagedFieldsEntry[] | undefined): ManagerEntry[] {
   return (entries ?? []).map((e) => ({
     manager: e.manager ?? '',
@@ -135,7 +137,7 @@ export function decodeManagedFields(entries: ManagedFieldsEntry[] | undefined): 
     subresource: e.subresource ?? '',
     apiVersion: e.apiVersion ?? '',
     time: e.time,
-    set: e.fieldsV1 ? FieldSet.fromFieldsV1(e.fieldsV1, 'metadata.managedFields') : new FieldSet(),
+    set: e.fieldsV1 ? FieldSet.fromFieldsV1(e.fieldsV1, 'metadata.managedFields', true) : new FieldSet(),
   }));
 }
 
@@ -194,9 +196,17 @@ export function recordUpdate(
   writer: Writer,
 ): ManagerEntry[] {
   const shape = shapeOf(info.kind);
-  const c = compare(shape, withoutManagedFields(before) ?? {}, withoutManagedFields(after));
-  const changed = tracked(info, writer.subresource, c.added.union(c.modified));
-  const removed = tracked(info, writer.subresource, c.removed);
+  let changed: FieldSet;
+  let removed: FieldSet;
+  if (!before) {
+    // A create: everything is new.
+    changed = tracked(info, writer.subresource, fieldSetOf(shape, withoutManagedFields(after)));
+    removed = new FieldSet();
+  } else {
+    const c = compare(shape, withoutManagedFields(before), withoutManagedFields(after));
+    changed = tracked(info, writer.subresource, c.added.union(c.modified));
+    removed = tracked(info, writer.subresource, c.removed);
+  }
   if (changed.isEmpty() && removed.isEmpty()) return entries;
   const out: ManagerEntry[] = [];
   let self: ManagerEntry | undefined;
@@ -208,7 +218,7 @@ export function recordUpdate(
     const set = e.set.difference(changed).difference(removed);
     if (!set.isEmpty()) out.push(set.equals(e.set) ? e : { ...e, set });
   }
-  const set = (self?.set ?? new FieldSet()).union(changed).difference(removed);
+  const set = self ? self.set.union(changed).difference(removed) : changed.difference(removed);
   if (!set.isEmpty())
     out.push({
       manager: writer.manager,

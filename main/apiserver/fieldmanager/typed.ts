@@ -32,7 +32,7 @@ function isGranular(shape: Shape, value: unknown, path: string): value is Obj {
 function keyElement(
   item: unknown,
   list: Extract<ListType, { type: 'map' }>,
-  at: readonly PathElement[],
+  at: Trail | undefined,
   strict: boolean,
 ): PathElement | undefined {
   const key: Obj = {};
@@ -42,7 +42,7 @@ function keyElement(
       if (!strict) return undefined;
       throw new ApiError(
         'BadRequest',
-        `${printPath(at) || '.'}: an item of this list has no "${k}"; items of this list are identified by ${list.keys.map((x) => `"${x}"`).join(' and ')}, so set it`,
+        `${printPath(elements(at)) || '.'}: an item of this list has no "${k}"; items of this list are identified by ${list.keys.map((x) => `"${x}"`).join(' and ')}, so set it`,
       );
     }
     key[k] = v;
@@ -54,13 +54,29 @@ function valueElement(v: unknown): PathElement {
   return `v:${JSON.stringify(v)}`;
 }
 
+/** A path built on the way down, turned into elements only when needed (a difference, an error). */
+interface Trail {
+  readonly up: Trail | undefined;
+  readonly e: PathElement;
+}
+
+function down(up: Trail | undefined, e: PathElement): Trail {
+  return { up, e };
+}
+
+function elements(t: Trail | undefined): PathElement[] {
+  const out: PathElement[] = [];
+  for (let x = t; x; x = x.up) out.push(x.e);
+  return out.reverse();
+}
+
 /**
  * The fields `value` sets: every leaf, every list item by its key, every set member. With
  * `strict` (an applied configuration), an item without its key or one key given twice is an
  * error; a stored object is read as best it can be.
  */
 export function fieldSetOf(shape: Shape, value: unknown, strict = false): FieldSet {
-  const set = setBelow(shape, value, '', [], strict);
+  const set = setBelow(shape, value, '', undefined, strict);
   set.member = false; // the object itself is no field
   return set;
 }
@@ -69,18 +85,16 @@ export function fieldSetOf(shape: Shape, value: unknown, strict = false): FieldS
  * The fields of `value`, which sits at `path` (`at` in elements, for messages): below it, or
  * the path itself (a member root) for a leaf — a scalar, an empty value, an atomic value.
  */
-function setBelow(shape: Shape, value: unknown, path: string, at: PathElement[], strict: boolean): FieldSet {
+function setBelow(
+  shape: Shape,
+  value: unknown,
+  path: string,
+  at: Trail | undefined,
+  strict: boolean,
+): FieldSet {
   const node = new FieldSet();
-  const addFields = (into: FieldSet, obj: Obj, objPath: string, objAt: PathElement[]): void => {
-    for (const [k, child] of Object.entries(obj)) {
-      if (child === null || child === undefined) continue;
-      const e = `f:${k}`;
-      const sub = setBelow(shape, child, fieldPath(objPath, k), [...objAt, e], strict);
-      if (!sub.isEmpty()) into.children.set(e, sub);
-    }
-  };
   if (isGranular(shape, value, path)) {
-    addFields(node, value, path, at);
+    addFields(shape, node, value, path, at, strict);
     if (node.isEmpty()) node.member = true;
     return node;
   }
@@ -97,17 +111,36 @@ function setBelow(shape: Shape, value: unknown, path: string, at: PathElement[],
         if (strict && node.children.has(e))
           throw new ApiError(
             'BadRequest',
-            `${printPath([...at, e])}: the list holds this item twice; give each item its own key`,
+            `${printPath([...elements(at), e])}: the list holds this item twice; give each item its own key`,
           );
         const itemNode = node.at(e);
         itemNode.member = true;
-        if (isObject(item)) addFields(itemNode, item, `${path}[]`, [...at, e]);
+        if (isObject(item))
+          addFields(shape, itemNode, item, `${path}[]`, strict ? down(at, e) : undefined, strict);
       }
       return node;
     }
   }
   node.member = true;
   return node;
+}
+
+/** The fields of a struct's or map's members, below `into`. */
+function addFields(
+  shape: Shape,
+  into: FieldSet,
+  obj: Obj,
+  objPath: string,
+  objAt: Trail | undefined,
+  strict: boolean,
+): void {
+  for (const k in obj) {
+    const child = obj[k];
+    if (child === null || child === undefined) continue;
+    const e = `f:${k}`;
+    const sub = setBelow(shape, child, fieldPath(objPath, k), strict ? down(objAt, e) : undefined, strict);
+    if (!sub.isEmpty()) into.put(e, sub);
+  }
 }
 
 export interface Comparison {
@@ -119,22 +152,23 @@ export interface Comparison {
 /** What changed from `before` to `after`, field by field. */
 export function compare(shape: Shape, before: unknown, after: unknown): Comparison {
   const out: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
-  const replaced = (a: unknown, b: unknown, at: PathElement[], path: string): void => {
+  const replaced = (a: unknown, b: unknown, at: Trail | undefined, path: string): void => {
     const sa = subSet(shape, a, path);
     const sb = subSet(shape, b, path);
-    out.modified.graft(at, sa.intersection(sb));
-    out.removed.graft(at, sa.difference(sb));
-    out.added.graft(at, sb.difference(sa));
+    const where = elements(at);
+    out.modified.graft(where, sa.intersection(sb));
+    out.removed.graft(where, sa.difference(sb));
+    out.added.graft(where, sb.difference(sa));
   };
-  const walk = (a: unknown, b: unknown, path: string, at: PathElement[]): void => {
+  const fields = (a: Obj, b: Obj, path: string, at: Trail | undefined): void => {
+    for (const k in a) walk(a[k], b[k], fieldPath(path, k), down(at, `f:${k}`));
+    for (const k in b) if (!(k in a)) walk(undefined, b[k], fieldPath(path, k), down(at, `f:${k}`));
+  };
+  const walk = (a: unknown, b: unknown, path: string, at: Trail | undefined): void => {
     if (a === b) return;
-    if (a === undefined || a === null) return out.added.graft(at, subSet(shape, b, path));
-    if (b === undefined || b === null) return out.removed.graft(at, subSet(shape, a, path));
-    if (isGranular(shape, a, path) && isGranular(shape, b, path)) {
-      for (const k of new Set([...Object.keys(a), ...Object.keys(b)]))
-        walk(a[k], b[k], fieldPath(path, k), [...at, `f:${k}`]);
-      return;
-    }
+    if (a === undefined || a === null) return out.added.graft(elements(at), subSet(shape, b, path));
+    if (b === undefined || b === null) return out.removed.graft(elements(at), subSet(shape, a, path));
+    if (isGranular(shape, a, path) && isGranular(shape, b, path)) return fields(a, b, path, at);
     if (Array.isArray(a) && Array.isArray(b) && a.length && b.length) {
       const list = shape.listType(path);
       if (list.type === 'map') {
@@ -148,39 +182,38 @@ export function compare(shape: Shape, before: unknown, after: unknown): Comparis
         };
         const ia = items(a);
         const ib = items(b);
-        for (const e of new Set([...ia.keys(), ...ib.keys()])) {
-          const x = ia.get(e);
+        for (const [e, x] of ia) {
           const y = ib.get(e);
-          if (x === undefined) out.added.graft([...at, e], itemSet(shape, y, path));
-          else if (y === undefined) out.removed.graft([...at, e], itemSet(shape, x, path));
-          else if (isObject(x) && isObject(y))
-            for (const k of new Set([...Object.keys(x), ...Object.keys(y)]))
-              walk(x[k], y[k], fieldPath(`${path}[]`, k), [...at, e, `f:${k}`]);
+          if (y === undefined) out.removed.graft(elements(down(at, e)), itemSet(shape, x, path));
+          else if (isObject(x) && isObject(y)) fields(x, y, `${path}[]`, down(at, e));
         }
+        for (const [e, y] of ib)
+          if (!ia.has(e)) out.added.graft(elements(down(at, e)), itemSet(shape, y, path));
         return;
       }
       if (list.type === 'set') {
         const sa = subSet(shape, a, path);
         const sb = subSet(shape, b, path);
-        out.removed.graft(at, sa.difference(sb));
-        out.added.graft(at, sb.difference(sa));
+        const where = elements(at);
+        out.removed.graft(where, sa.difference(sb));
+        out.added.graft(where, sb.difference(sa));
         return;
       }
     }
     if (!deepEqual(a, b)) replaced(a, b, at, path);
   };
-  walk(before, after, '', []);
+  walk(before, after, '', undefined);
   return out;
 }
 
 /** The fields of a value below its own path (a leaf value: the path itself). */
 function subSet(shape: Shape, value: unknown, path: string): FieldSet {
-  return setBelow(shape, value, path, [], false);
+  return setBelow(shape, value, path, undefined, false);
 }
 
 /** An associative list item's fields, the item itself included. */
 function itemSet(shape: Shape, item: unknown, listPath: string): FieldSet {
-  const set = isObject(item) ? setBelow(shape, item, `${listPath}[]`, [], false) : new FieldSet();
+  const set = isObject(item) ? setBelow(shape, item, `${listPath}[]`, undefined, false) : new FieldSet();
   set.member = true;
   return set;
 }
@@ -206,8 +239,8 @@ export function merge(shape: Shape, live: unknown, config: unknown): unknown {
       }
       if (list.type === 'map') {
         for (const item of c) {
-          const e = keyElement(item, list, [], true);
-          const i = base.findIndex((x) => keyElement(x, list, [], false) === e);
+          const e = keyElement(item, list, undefined, true);
+          const i = base.findIndex((x) => keyElement(x, list, undefined, false) === e);
           const merged = at(i >= 0 ? base[i] : undefined, item, `${path}[]`);
           if (i >= 0) base[i] = merged;
           else base.push(merged);
@@ -245,7 +278,7 @@ export function removeFields(shape: Shape, value: unknown, set: FieldSet): unkno
       if (list.type === 'map') {
         const out: unknown[] = [];
         for (const item of v) {
-          const e = keyElement(item, list, [], false);
+          const e = keyElement(item, list, undefined, false);
           const child = e ? node.children.get(e) : undefined;
           if (!child) out.push(item);
           else {
