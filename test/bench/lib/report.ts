@@ -11,7 +11,8 @@ side by side, in one run on one machine, and appends a dated section below; comp
 within a section, never across sections or machines (the build machines are small and noisy).
 
 What it measures, with Pods whose JSON is ~1 KiB as stored (the padding annotation is sized to
-reach 1,024 bytes with the server's defaults):
+reach 1,024 bytes with the server's defaults and managedFields; since those alone take a Pod to
+~1.3 KiB, the Pods are unpadded from 2026-12-06 05:57 on):
 
 - durable creates/s through the apiserver with 1 and 32 concurrent writers: kubelab on SQLite and
   on etcd, over gRPC (TLS + bearer token, \`kubelab server\` in a child process), over REST (HTTPS/1.1
