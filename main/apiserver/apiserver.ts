@@ -62,6 +62,7 @@ import {
   checkFieldManager,
   decodeManagedFields,
   encodeManagedFields,
+  followLastApplied,
   isResetRequest,
   recordUpdate,
   validateManagedFields,
@@ -998,6 +999,7 @@ export class ApiServer implements LocalApi {
             const stored = current.metadata?.managedFields;
             const applied = apply(info, current, config, decodeManagedFields(stored), writer, force);
             this.setManagedFields((applied.object.metadata ??= {}), applied.entries);
+            followLastApplied(applied.object, config, manager);
             return applied.object;
           },
         );

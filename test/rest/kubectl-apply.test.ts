@@ -188,6 +188,34 @@ describe.each(KUBECTLS.map((k) => k.minor))('kubectl %s apply --server-side', (m
     expect(managers(obj)).toHaveLength(3);
   });
 
+  it('moves a client-side applied object to server-side apply without conflicts, and back', async () => {
+    const manifest = (b: string) =>
+      file(
+        'migrate',
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'migrated', namespace: ns },
+          data: { a: '1', b },
+        }),
+      );
+    const clientSide = await kubectl(['apply', '-f', manifest('2')], { minor });
+    expect(clientSide).toMatchObject({ code: 0, stdout: 'configmap/migrated created\n' });
+    // kubectl-client-side-apply owns "b", but kubectl's last client-side apply set it: no conflict.
+    const serverSide = await kubectl(['apply', '--server-side', '-f', manifest('3')], { minor });
+    expect(serverSide, serverSide.stderr).toMatchObject({
+      code: 0,
+      stdout: 'configmap/migrated serverside-applied\n',
+    });
+    const obj = await c.admin.get('ConfigMap', 'migrated', { namespace: ns });
+    expect(obj.data).toEqual({ a: '1', b: '3' });
+    expect(fieldsOf(obj, 'kubectl')).toMatchObject({ 'f:data': { 'f:a': {}, 'f:b': {} } });
+    // The client-side annotation followed, so going back starts from the last apply.
+    const back = await kubectl(['apply', '-f', manifest('4')], { minor });
+    expect(back.code, back.stderr).toBe(0);
+    expect((await c.admin.get('ConfigMap', 'migrated', { namespace: ns })).data).toEqual({ a: '1', b: '4' });
+  });
+
   it('merges a DaemonSet by container and env name, and removes the container no longer applied', async () => {
     const ds = (containers: unknown[]) =>
       file(

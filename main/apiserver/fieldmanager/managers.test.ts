@@ -11,6 +11,7 @@ import {
   apply,
   decodeManagedFields,
   encodeManagedFields,
+  LAST_APPLIED_ANNOTATION,
   recordUpdate,
   type ManagerEntry,
   type Writer,
@@ -257,6 +258,34 @@ describe('managed fields', () => {
     expect(fieldsOf(entries, 'ancient-changes')).toMatchObject({
       'f:metadata': { 'f:labels': { 'f:k0': {}, 'f:k2': {} } },
     });
+  });
+
+  it('lets kubectl take over what its last client-side apply set, but not what changed since', () => {
+    const cm = (data: Record<string, string>, lastApplied?: Record<string, string>) =>
+      ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name: 'c',
+          namespace: 'default',
+          ...(lastApplied
+            ? { annotations: { [LAST_APPLIED_ANNOTATION]: JSON.stringify({ data: lastApplied }) } }
+            : {}),
+        },
+        data,
+      }) as KubeObject;
+    const configMaps = kindInfo('ConfigMap');
+    const live = cm({ a: '1', b: '9' }, { a: '1', b: '2' });
+    const entries = recordUpdate(configMaps, undefined, live, [], writer('kubectl-client-side-apply'));
+    // "a" is as last applied: taken over. "b" was changed since (9, not 2): still a conflict.
+    expect(() => apply(configMaps, live, cm({ a: '5', b: '3' }), entries, writer('kubectl'), false)).toThrow(
+      /^Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1 at \S+: \.data\.b$/,
+    );
+    expect(apply(configMaps, live, cm({ a: '5' }), entries, writer('kubectl'), false).object).toMatchObject({
+      data: { a: '5', b: '9' },
+    });
+    // Another manager name gets no such pass.
+    expect(() => apply(configMaps, live, cm({ a: '5' }), entries, writer('ci'), false)).toThrow(/conflict/);
   });
 
   it('treats a label selector as one value and checks the keys of applied list items', () => {

@@ -14,7 +14,7 @@
  */
 import { ApiError, echo } from '../../../client/api/errors.js';
 import type { KindInfo } from '../../../client/api/kinds.js';
-import type { KubeObject, ManagedFieldsEntry } from '../../../client/api/types.js';
+import type { KubeObject, ManagedFieldsEntry, ObjectMeta } from '../../../client/api/types.js';
 import type { FieldError } from '../../../client/api/validation.js';
 import { FieldSet, printPath, type FieldPath } from './fieldset.js';
 import { shapeOf } from './shape.js';
@@ -333,7 +333,14 @@ export function apply(
     const set = e.set.difference(changed).difference(removed);
     if (!set.isEmpty()) out.push(set.equals(e.set) ? e : { ...e, set });
   }
-  if (conflicts.length && !force) throw conflictError(info, name, conflicts);
+  if (conflicts.length && !force) {
+    // kubectl's first server-side applies take over from its client-side ones without a
+    // fight (Kubernetes' lastAppliedManager): a field the last client-side apply set, and
+    // that still has that value, is not a conflict for the manager "kubectl".
+    const allowed = writer.manager === KUBECTL ? fieldsAsLastApplied(info, liveObject) : undefined;
+    const remaining = allowed ? conflicts.filter((c) => !allowed.has(c.path)) : conflicts;
+    if (remaining.length) throw conflictError(info, name, remaining);
+  }
   const objectChanged = !(changed.isEmpty() && removed.isEmpty());
   if (!configSet.isEmpty())
     out.push({
@@ -345,6 +352,49 @@ export function apply(
       set: configSet,
     });
   return { object: merged, entries: capUpdates(out) };
+}
+
+/** kubectl's manager for server-side apply, and the annotation of its client-side apply. */
+const KUBECTL = 'kubectl';
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** The fields the last client-side apply set that still hold the value it set. */
+function fieldsAsLastApplied(info: KindInfo, live: KubeObject | undefined): FieldSet | undefined {
+  const text = live?.metadata?.annotations?.[LAST_APPLIED_ANNOTATION];
+  if (!text) return undefined;
+  let lastApplied: unknown;
+  try {
+    lastApplied = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const shape = shapeOf(info.kind);
+  let set: FieldSet;
+  try {
+    set = fieldSetOf(shape, lastApplied);
+  } catch {
+    return undefined;
+  }
+  return set.difference(compare(shape, lastApplied, live).modified);
+}
+
+/**
+ * After kubectl applies server-side an object it applied client-side before, the client-side
+ * annotation follows (Kubernetes' lastAppliedUpdater), so a later client-side apply starts
+ * from what was applied last. Not a field anyone owns anew: it changes after ownership is
+ * decided.
+ */
+export function followLastApplied(applied: KubeObject, config: KubeObject, manager: string): void {
+  const annotations = applied.metadata?.annotations;
+  if (manager !== KUBECTL || !annotations?.[LAST_APPLIED_ANNOTATION]) return;
+  const { [LAST_APPLIED_ANNOTATION]: _old, ...others } = config.metadata?.annotations ?? {};
+  const metadata: ObjectMeta = { ...config.metadata, annotations: others };
+  if (Object.keys(others).length === 0) delete metadata.annotations;
+  // The live object's maps may be shared with the cache: replaced, never changed in place.
+  applied.metadata = {
+    ...applied.metadata,
+    annotations: { ...annotations, [LAST_APPLIED_ANNOTATION]: JSON.stringify({ ...config, metadata }) },
+  };
 }
 
 /** A fieldManager a client named: bounded, printable. */
