@@ -5,6 +5,7 @@
  * returns the canonical form the apiserver stores: nulls, empty lists and empty maps dropped.
  */
 import schemaJson from '../../proto/gen/schema.json' with { type: 'json' };
+import { isPlainObject } from '../util/objects.js';
 import type { FieldError } from './validation.js';
 
 interface FieldSchema {
@@ -38,10 +39,6 @@ function describe(v: unknown): string {
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'an object';
   return `a ${typeof v}`;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Levenshtein-close names, so `contaners` suggests `containers`. */

@@ -27,3 +27,8 @@ export function deepFreeze<T>(o: T): T {
 export function deepEqual(a: unknown, b: unknown): boolean {
   return isDeepStrictEqual(a, b);
 }
+
+/** A JSON object: not null, not an array. */
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -66,7 +66,6 @@ import {
   isResetRequest,
   recordUpdate,
   validateManagedFields,
-  type ManagerEntry,
 } from './fieldmanager/managers.js';
 import {
   chooseContainer,
@@ -733,16 +732,8 @@ export class ApiServer implements LocalApi {
       subresource,
       now: rfc3339(this.clock.now()),
     });
-    this.setManagedFields(meta, next === entries ? base : next);
-  }
-
-  private setManagedFields(meta: ObjectMeta, entries: ManagerEntry[] | ObjectMeta['managedFields']): void {
-    const encoded =
-      entries?.length && 'set' in entries[0]!
-        ? encodeManagedFields(entries as ManagerEntry[])
-        : (entries as ObjectMeta['managedFields']);
-    if (encoded?.length) meta.managedFields = encoded;
-    else delete meta.managedFields;
+    // Nothing recorded: the entries stay as they were, encoded.
+    setManagedFields(meta, next === entries ? base : encodeManagedFields(next));
   }
 
   update(id: Identity, req: WriteRequest): Promise<KubeObject> {
@@ -998,7 +989,7 @@ export class ApiServer implements LocalApi {
           (current) => {
             const stored = current.metadata?.managedFields;
             const applied = apply(info, current, config, decodeManagedFields(stored), writer, force);
-            this.setManagedFields((applied.object.metadata ??= {}), applied.entries);
+            setManagedFields((applied.object.metadata ??= {}), encodeManagedFields(applied.entries));
             followLastApplied(applied.object, config, manager);
             return applied.object;
           },
@@ -1013,7 +1004,7 @@ export class ApiServer implements LocalApi {
       const applied = apply(info, undefined, config, [], writer, force);
       try {
         const object = await this.insert(id, info, applied.object, namespace, dryRun, (o) =>
-          this.setManagedFields((o.metadata ??= {}), applied.entries),
+          setManagedFields((o.metadata ??= {}), encodeManagedFields(applied.entries)),
         );
         return { object, created: true };
       } catch (err) {
@@ -1487,6 +1478,12 @@ function tooLargeResourceVersion(rv: number): ApiError {
 }
 
 /** A merge patch that sets metadata.resourceVersion pins it, like Kubernetes. */
+/** managedFields as encoded; none is no field at all, as Kubernetes leaves it out. */
+function setManagedFields(meta: ObjectMeta, entries: ObjectMeta['managedFields']): void {
+  if (entries?.length) meta.managedFields = entries;
+  else delete meta.managedFields;
+}
+
 function pinnedResourceVersion(patchType: string, document: unknown): number | undefined {
   const kind = patchKind(patchType);
   if ((kind !== 'merge' && kind !== 'strategic') || typeof document !== 'object' || document === null)

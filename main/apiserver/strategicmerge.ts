@@ -8,6 +8,7 @@
  * kinds kubelab serves (MERGE_KEYS); every other list is replaced, as Kubernetes does.
  */
 import { ApiError, echo } from '../../client/api/errors.js';
+import { isPlainObject } from '../../client/util/objects.js';
 
 /** A list's merge key, or "" for a list of scalars merged as a set. */
 export type MergeRule = string;
@@ -65,10 +66,6 @@ export function mergeRules(kind: string): Record<string, MergeRule> {
 const SET_ORDER = '$setElementOrder/';
 const DELETE_FROM = '$deleteFromPrimitiveList/';
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function fail(path: string, why: string): never {
   throw new ApiError(
     'BadRequest',
@@ -88,7 +85,7 @@ function mergeList(
   if (rule === undefined) {
     // Replaced, as a JSON merge patch does; `$patch` items have no meaning here.
     return patch.map((item, i) =>
-      isObject(item) ? mergeObject(kind, `${path}[]`, undefined, item, `${path}[${i}]`) : item,
+      isPlainObject(item) ? mergeObject(kind, `${path}[]`, undefined, item, `${path}[${i}]`) : item,
     );
   }
   if (rule === '') {
@@ -97,14 +94,14 @@ function mergeList(
     for (const v of patch) if (!out.includes(v)) out.push(v);
     return out;
   }
-  if (patch.some((item) => isObject(item) && item.$patch === 'replace'))
-    return patch.filter((item) => !(isObject(item) && item.$patch === 'replace'));
-  const out = base.map((v) => (isObject(v) ? { ...v } : v)) as unknown[];
+  if (patch.some((item) => isPlainObject(item) && item.$patch === 'replace'))
+    return patch.filter((item) => !(isPlainObject(item) && item.$patch === 'replace'));
+  const out = base.map((v) => (isPlainObject(v) ? { ...v } : v)) as unknown[];
   for (const [i, item] of patch.entries()) {
-    if (!isObject(item)) fail(`${path}[${i}]`, `items of this list are objects merged on "${rule}"`);
+    if (!isPlainObject(item)) fail(`${path}[${i}]`, `items of this list are objects merged on "${rule}"`);
     const key = item[rule];
     if (key === undefined) fail(`${path}[${i}]`, `the item has no "${rule}", the key this list merges on`);
-    const at = out.findIndex((v) => isObject(v) && v[rule] === key);
+    const at = out.findIndex((v) => isPlainObject(v) && v[rule] === key);
     if (item.$patch === 'delete') {
       if (at >= 0) out.splice(at, 1);
       continue;
@@ -130,7 +127,7 @@ function mergeObject(
   }
   if (patch.$patch !== undefined && patch.$patch !== 'merge')
     fail(where, `$patch "${echo(String(patch.$patch), 20)}" is not one of replace, merge or delete`);
-  const out: Record<string, unknown> = isObject(current) ? { ...current } : {};
+  const out: Record<string, unknown> = isPlainObject(current) ? { ...current } : {};
   const retain = patch.$retainKeys;
   for (const [field, value] of Object.entries(patch)) {
     if (field === '$patch' || field === '$retainKeys' || field.startsWith(SET_ORDER)) continue;
@@ -148,7 +145,7 @@ function mergeObject(
         value,
         Array.isArray(deleteFrom) ? deleteFrom : undefined,
       );
-    } else if (isObject(value)) {
+    } else if (isPlainObject(value)) {
       if (value.$patch === 'delete') delete out[field];
       else out[field] = mergeObject(kind, fieldPath, out[field], value, fieldWhere);
     } else {
@@ -172,7 +169,7 @@ function mergeObject(
 }
 
 export function applyStrategicMergePatch(kind: string, target: unknown, patch: unknown): unknown {
-  if (!isObject(patch))
+  if (!isPlainObject(patch))
     throw new ApiError(
       'BadRequest',
       'a strategic merge patch must be a JSON object, e.g. {"spec":{"unschedulable":true}}',

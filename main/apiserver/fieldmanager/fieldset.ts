@@ -35,12 +35,6 @@ export class FieldSet {
     this.own?.delete(element);
   }
 
-  static of(...paths: FieldPath[]): FieldSet {
-    const set = new FieldSet();
-    for (const p of paths) set.insert(p);
-    return set;
-  }
-
   isEmpty(): boolean {
     return !this.member && this.children.size === 0;
   }

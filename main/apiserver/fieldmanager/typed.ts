@@ -4,16 +4,12 @@
  * merged onto a live object, and fields taken out of one. Paths given to the shape are the
  * value's field names joined by "." with "[]" for a list's items ("spec.containers[].ports").
  */
-import { ApiError, echo } from '../../../client/api/errors.js';
-import { deepEqual } from '../../../client/util/objects.js';
+import { ApiError } from '../../../client/api/errors.js';
+import { deepEqual, isPlainObject } from '../../../client/util/objects.js';
 import { FieldSet, printPath, type PathElement } from './fieldset.js';
 import type { ListType, Shape } from './shape.js';
 
 type Obj = Record<string, unknown>;
-
-function isObject(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function fieldPath(path: string, name: string): string {
   return path ? `${path}.${name}` : name;
@@ -21,7 +17,7 @@ function fieldPath(path: string, name: string): string {
 
 /** A value whose fields are owned one by one (not a leaf). */
 function isGranular(shape: Shape, value: unknown, path: string): value is Obj {
-  return isObject(value) && Object.keys(value).length > 0 && !shape.isAtomic(path);
+  return isPlainObject(value) && Object.keys(value).length > 0 && !shape.isAtomic(path);
 }
 
 /**
@@ -37,8 +33,8 @@ function keyElement(
 ): PathElement | undefined {
   const key: Obj = {};
   for (const k of [...list.keys].sort()) {
-    const v = isObject(item) ? (item[k] ?? list.defaults?.[k]) : undefined;
-    if (v === undefined || v === null || isObject(v) || Array.isArray(v)) {
+    const v = isPlainObject(item) ? (item[k] ?? list.defaults?.[k]) : undefined;
+    if (v === undefined || v === null || isPlainObject(v) || Array.isArray(v)) {
       if (!strict) return undefined;
       throw new ApiError(
         'BadRequest',
@@ -115,7 +111,7 @@ function setBelow(
           );
         const itemNode = node.at(e);
         itemNode.member = true;
-        if (isObject(item))
+        if (isPlainObject(item))
           addFields(shape, itemNode, item, `${path}[]`, strict ? down(at, e) : undefined, strict);
       }
       return node;
@@ -185,7 +181,7 @@ export function compare(shape: Shape, before: unknown, after: unknown): Comparis
         for (const [e, x] of ia) {
           const y = ib.get(e);
           if (y === undefined) out.removed.graft(elements(down(at, e)), itemSet(shape, x, path));
-          else if (isObject(x) && isObject(y)) fields(x, y, `${path}[]`, down(at, e));
+          else if (isPlainObject(x) && isPlainObject(y)) fields(x, y, `${path}[]`, down(at, e));
         }
         for (const [e, y] of ib)
           if (!ia.has(e)) out.added.graft(elements(down(at, e)), itemSet(shape, y, path));
@@ -213,7 +209,7 @@ function subSet(shape: Shape, value: unknown, path: string): FieldSet {
 
 /** An associative list item's fields, the item itself included. */
 function itemSet(shape: Shape, item: unknown, listPath: string): FieldSet {
-  const set = isObject(item) ? setBelow(shape, item, `${listPath}[]`, undefined, false) : new FieldSet();
+  const set = isPlainObject(item) ? setBelow(shape, item, `${listPath}[]`, undefined, false) : new FieldSet();
   set.member = true;
   return set;
 }
@@ -222,8 +218,8 @@ function itemSet(shape: Shape, item: unknown, listPath: string): FieldSet {
 export function merge(shape: Shape, live: unknown, config: unknown): unknown {
   const at = (l: unknown, c: unknown, path: string): unknown => {
     if (c === undefined || c === null) return l;
-    if (isObject(c) && !shape.isAtomic(path)) {
-      const out: Obj = isObject(l) ? { ...l } : {};
+    if (isPlainObject(c) && !shape.isAtomic(path)) {
+      const out: Obj = isPlainObject(l) ? { ...l } : {};
       for (const [k, v] of Object.entries(c)) {
         const merged = at(out[k], v, fieldPath(path, k));
         if (merged !== undefined) out[k] = merged;
@@ -260,7 +256,7 @@ export function merge(shape: Shape, live: unknown, config: unknown): unknown {
 export function removeFields(shape: Shape, value: unknown, set: FieldSet): unknown {
   const at = (v: unknown, node: FieldSet, path: string): unknown => {
     if (node.member) return undefined;
-    if (isObject(v)) {
+    if (isPlainObject(v)) {
       const out: Obj = { ...v };
       for (const [e, child] of node.children) {
         if (!e.startsWith('f:')) continue;
@@ -292,9 +288,4 @@ export function removeFields(shape: Shape, value: unknown, set: FieldSet): unkno
     return v;
   };
   return at(value, set, '');
-}
-
-/** A name for a value too large to print in a message. */
-export function describeElement(e: PathElement): string {
-  return echo(printPath([e]), 80);
 }

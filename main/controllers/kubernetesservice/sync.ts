@@ -50,24 +50,16 @@ export async function syncKubernetesService(client: Client, port: number, logger
     }
     return;
   }
-  const ports = want.spec?.ports?.map((p) => ({ ...p }));
+  // Stored with its defaults filled in, which are the ones desired: compared as they are.
   if (
-    deepEqual(
-      current.spec?.ports?.map((p) => ({
-        name: p.name,
-        protocol: p.protocol,
-        port: p.port,
-        targetPort: p.targetPort,
-      })),
-      ports,
-    ) &&
+    deepEqual(current.spec?.ports, want.spec?.ports) &&
     deepEqual(current.metadata?.labels, want.metadata?.labels)
   )
     return;
   await client.update({
     ...current,
     metadata: { ...current.metadata, labels: want.metadata?.labels },
-    spec: { ...current.spec, ports },
+    spec: { ...current.spec, ports: want.spec?.ports },
   });
   logger.info({ port }, 'updated the Service default/kubernetes to the port the API is served on');
 }
