@@ -229,6 +229,8 @@ export function restHandler(
             'BadRequest',
             `the patch type "${echo(contentType, 80)}" is not supported; send application/apply-patch+yaml (server-side apply), application/merge-patch+json, application/json-patch+json or application/strategic-merge-patch+json`,
           );
+        // Authorized on the URL before a byte of the body is read.
+        api.authorizeUrl(id, 'patch', kind, namespace, name, subresource === 'status' ? 'status' : undefined);
         const patch = await readBody(req);
         // Server-side apply names its manager outright (kubectl sends fieldManager=kubectl).
         const fieldManager =
