@@ -17,6 +17,7 @@ import { labelCommands } from './commands/label.js';
 import { loginCommand } from './commands/login.js';
 import { logsCommand } from './commands/logs.js';
 import { rolloutCommand } from './commands/rollout.js';
+import { scaleCommand } from './commands/scale.js';
 import { taintCommand } from './commands/taint.js';
 import { tokenCommand } from './commands/token.js';
 import { topCommand } from './commands/top.js';
@@ -71,6 +72,7 @@ export function buildProgram(io: Io): Command {
   labelCommands(program, io);
   taintCommand(program, io);
   rolloutCommand(program, io);
+  scaleCommand(program, io);
   tokenCommand(program, io);
   topCommand(program, io);
   loginCommand(program, io);

@@ -66,6 +66,8 @@ export const KINDS: readonly KindInfo[] = [
   kind('Event', 'v1', 'events', { shortNames: ['ev'], namespaced: true, hasStatus: false }),
   kind('Lease', 'coordination.k8s.io/v1', 'leases', { namespaced: true, hasStatus: false }),
   kind('DaemonSet', 'apps/v1', 'daemonsets', { shortNames: ['ds'], namespaced: true, hasStatus: true }),
+  kind('ReplicaSet', 'apps/v1', 'replicasets', { shortNames: ['rs'], namespaced: true, hasStatus: true }),
+  kind('Deployment', 'apps/v1', 'deployments', { shortNames: ['deploy'], namespaced: true, hasStatus: true }),
   kind('ControllerRevision', 'apps/v1', 'controllerrevisions', { namespaced: true, hasStatus: false }),
   kind('NodeMetrics', 'metrics.k8s.io/v1beta1', 'nodemetrics', {
     namespaced: false,

@@ -3,7 +3,12 @@
  * the Kubernetes JSON), re-exported under their Kubernetes names.
  */
 import type { ApiObject } from '../../proto/gen/kubelab/v1/api.js';
-import type { ControllerRevision, DaemonSet } from '../../proto/gen/kubelab/v1/apps.js';
+import type {
+  ControllerRevision,
+  DaemonSet,
+  Deployment,
+  ReplicaSet,
+} from '../../proto/gen/kubelab/v1/apps.js';
 import type { Lease } from '../../proto/gen/kubelab/v1/coordination.js';
 import type { ConfigMap, Event, Namespace, Node, Pod, Service } from '../../proto/gen/kubelab/v1/core.js';
 import type { NodeMetrics } from '../../proto/gen/kubelab/v1/metrics.js';
@@ -23,6 +28,8 @@ export interface KindMap {
   NodeMetrics: NodeMetrics;
   ConfigMap: ConfigMap;
   Service: Service;
+  ReplicaSet: ReplicaSet;
+  Deployment: Deployment;
 }
 
 export type KindName = keyof KindMap;

@@ -1122,10 +1122,16 @@ export class ApiServer implements LocalApi {
       const status = n.status;
       // An apply (no manager here) computed the managed fields itself; an update's are recorded below.
       const applied = manager === undefined ? n.metadata?.managedFields : undefined;
+      const annotations = strategy.statusWritesAnnotations ? n.metadata?.annotations : undefined;
       for (const k of Object.keys(n)) delete (n as Record<string, unknown>)[k];
       const { status: _replaced, ...unchanged } = cur;
       Object.assign(n, clone(unchanged));
       if (status !== undefined) n.status = status;
+      if (strategy.statusWritesAnnotations) {
+        n.metadata ??= {};
+        if (annotations) n.metadata.annotations = annotations;
+        else delete n.metadata.annotations;
+      }
       if (applied) n.metadata = { ...n.metadata, managedFields: applied };
       else if (manager === undefined) delete n.metadata?.managedFields;
     } else if (info.hasStatus && subresource !== 'binding') {
@@ -1150,7 +1156,12 @@ export class ApiServer implements LocalApi {
     strategy.applyDefaults?.(next);
     if (subresource === '') strategy.prepareForUpdate?.(next, current);
     fillEmptyParts(info, next);
-    if (strategy.tracksGeneration && subresource === '' && !deepEqual(n.spec, cur.spec))
+    if (
+      strategy.tracksGeneration &&
+      subresource === '' &&
+      (!deepEqual(n.spec, cur.spec) ||
+        (strategy.annotationsBumpGeneration && !deepEqual(m.annotations ?? {}, curMeta.annotations ?? {})))
+    )
       m.generation = (curMeta.generation ?? 1) + 1;
     await this.admit({ op: 'update', id, info, object: next, old: current, subresource });
     const errors: FieldError[] = [

@@ -39,16 +39,21 @@ const METADATA: Record<string, MergeRule> = {
   'metadata.finalizers': '',
 };
 
+/** Kinds that carry a pod template at spec.template. */
+const TEMPLATED: Record<string, MergeRule> = {
+  ...METADATA,
+  ...under('spec.template.spec', POD_SPEC),
+  'spec.template.metadata.ownerReferences': 'uid',
+  'spec.template.metadata.finalizers': '',
+  'status.conditions': 'type',
+};
+
 /** Kubernetes' patch strategies of the kinds kubelab serves, by path ([] marks list items). */
 const MERGE_KEYS: Record<string, Record<string, MergeRule>> = {
   Pod: { ...METADATA, ...under('spec', POD_SPEC), 'status.conditions': 'type' },
-  DaemonSet: {
-    ...METADATA,
-    ...under('spec.template.spec', POD_SPEC),
-    'spec.template.metadata.ownerReferences': 'uid',
-    'spec.template.metadata.finalizers': '',
-    'status.conditions': 'type',
-  },
+  DaemonSet: TEMPLATED,
+  ReplicaSet: TEMPLATED,
+  Deployment: TEMPLATED,
   Node: {
     ...METADATA,
     'spec.podCIDRs': '',

@@ -15,10 +15,12 @@ import { realClock, type Clock } from '../../client/util/clock.js';
 import { prometheusQueueMetrics } from '../../client/workqueue/metrics.js';
 import type { Logger } from '../logging.js';
 import { daemonSetController } from './daemonset/controller.js';
+import { deploymentController } from './deployment/controller.js';
 import { garbageCollectorController } from './gc/controller.js';
 import { namespaceController } from './namespace/controller.js';
 import { nodeLifecycleController } from './nodelifecycle/controller.js';
 import { podGCController } from './podgc/controller.js';
+import { replicaSetController } from './replicaset/controller.js';
 import { schedulerController } from './scheduler/controller.js';
 import { taintEvictionController } from './tainteviction/controller.js';
 import type { Controller, ControllerConfig, ControllerContext, ControllerDefinition } from './types.js';
@@ -31,6 +33,8 @@ export const CONTROLLERS: ControllerDefinition[] = [
   taintEvictionController,
   schedulerController,
   daemonSetController,
+  replicaSetController,
+  deploymentController,
   podGCController,
 ];
 

@@ -9,6 +9,7 @@ import { defaultControllerRateLimiter } from '../../client/workqueue/ratelimiter
 import { newRateLimitingQueue, type RateLimitingQueue } from '../../client/workqueue/ratelimiting.js';
 import type { QueueMetricsProvider } from '../../client/workqueue/queue.js';
 import type { Logger } from '../logging.js';
+import type { Controller } from './types.js';
 
 export interface KeyWorkerOptions {
   name: string;
@@ -80,5 +81,23 @@ export class KeyWorker {
         this.queue.done(key);
       }
     }
+  }
+}
+
+/** A controller whose work is one KeyWorker: running, stopping and idling are the worker's. */
+export abstract class WorkerController implements Controller {
+  protected abstract readonly worker: KeyWorker;
+
+  run(workers: number): void {
+    this.worker.run(workers);
+  }
+
+  async stop(): Promise<void> {
+    await this.worker.stop();
+  }
+
+  /** Resolves once no key is queued or in work (for tests). */
+  idle(): Promise<void> {
+    return this.worker.idle();
   }
 }

@@ -27,6 +27,16 @@ export type {
   DaemonSetStatus,
   DaemonSetCondition,
   ControllerRevision,
+  ReplicaSet,
+  ReplicaSetSpec,
+  ReplicaSetStatus,
+  ReplicaSetCondition,
+  Deployment,
+  DeploymentSpec,
+  DeploymentStrategy,
+  RollingUpdateDeployment,
+  DeploymentStatus,
+  DeploymentCondition,
 } from './kubelab/v1/apps.js';
 export type {
   GetCARequest,

@@ -61,7 +61,7 @@ import { SharedInformerFactory } from '../../client/cache/factory.js';
 import type { Client, Watch } from '../../client/client.js';
 import { TokensClient } from '../../client/grpc/cluster.js';
 import { BURST_REPLICAS } from '../../main/controllers/daemonset/controller.js';
-import { SLOW_START_INITIAL_BATCH_SIZE } from '../../main/controllers/daemonset/slowstart.js';
+import { SLOW_START_INITIAL_BATCH_SIZE } from '../../main/controllers/common/slowstart.js';
 import { targetNodeName } from '../../main/controllers/daemonset/util.js';
 import type { DaemonSetStatus } from '../../proto/gen/kubelab/v1/apps.js';
 import { AGENT_BIN } from '../support/agentproc.js';

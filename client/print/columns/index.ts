@@ -17,6 +17,7 @@ import {
 } from './others.js';
 import { podColumns } from './pod.js';
 import type { KindColumns } from './types.js';
+import { deploymentColumns, replicaSetColumns } from './workloads.js';
 
 const byKind: Partial<Record<KindName, KindColumns<never>>> = {
   Pod: podColumns,
@@ -29,6 +30,8 @@ const byKind: Partial<Record<KindName, KindColumns<never>>> = {
   NodeMetrics: nodeMetricsColumns,
   ConfigMap: configMapColumns,
   Service: serviceColumns,
+  ReplicaSet: replicaSetColumns,
+  Deployment: deploymentColumns,
 };
 
 export function columnsFor(kind: KindName): KindColumns<KubeObject> {

@@ -38,6 +38,8 @@ function override(path: string): ListType | undefined {
 const ATOMIC_VALUES: Record<string, readonly string[]> = {
   Pod: ['spec.nodeSelector'],
   DaemonSet: ['spec.selector', 'spec.template.spec.nodeSelector'],
+  ReplicaSet: ['spec.selector', 'spec.template.spec.nodeSelector'],
+  Deployment: ['spec.selector', 'spec.template.spec.nodeSelector'],
 };
 
 const shapes = new Map<string, Shape>();

@@ -3,18 +3,11 @@
  * strategy and conversion).
  */
 import { kindInfo } from '../../../client/api/kinds.js';
-import { labelSelectorFromObject, SelectorError } from '../../../client/api/selectors.js';
 import type { DaemonSet } from '../../../client/api/types.js';
 import { deepEqual } from '../../../client/util/objects.js';
-import {
-  forbidden,
-  invalid,
-  required,
-  validateLabels,
-  type FieldError,
-} from '../../../client/api/validation.js';
+import { forbidden, invalid, type FieldError } from '../../../client/api/validation.js';
 import { validateEnum, validateIntOrPercent, validateMin } from '../validation/common.js';
-import { validatePodSpec } from '../validation/podspec.js';
+import { validateSelectorAndTemplate } from '../validation/template.js';
 import { applyPodSpecDefaults } from './pod.js';
 import type { Strategy } from './strategy.js';
 
@@ -87,41 +80,8 @@ export const daemonSetStrategy: Strategy<DaemonSet> = {
       );
     }
     const spec = ds.spec ?? {};
-    const sel = spec.selector;
-    if (!sel) errors.push(required('spec.selector'));
-    else if (!Object.keys(sel.matchLabels ?? {}).length && !sel.matchExpressions?.length) {
-      errors.push(
-        invalid('spec.selector', sel, 'empty selector is invalid for daemonset: it would select every pod'),
-      );
-    } else {
-      try {
-        const selector = labelSelectorFromObject(sel, 'spec.selector');
-        if (!selector.matches(spec.template?.metadata?.labels ?? {})) {
-          errors.push(
-            invalid(
-              'spec.template.metadata.labels',
-              spec.template?.metadata?.labels ?? {},
-              '`selector` does not match template `labels`',
-            ),
-          );
-        }
-      } catch (err) {
-        if (err instanceof SelectorError && err.fieldErrors.length) errors.push(...err.fieldErrors);
-        else errors.push(invalid('spec.selector', sel, (err as Error).message));
-      }
-    }
-    errors.push(...validateLabels(spec.template?.metadata?.labels, 'spec.template.metadata.labels'));
+    errors.push(...validateSelectorAndTemplate('daemonset', spec.selector, spec.template));
     const podSpec = spec.template?.spec;
-    errors.push(...validatePodSpec(podSpec, 'spec.template.spec'));
-    if (podSpec?.restartPolicy && podSpec.restartPolicy !== 'Always') {
-      errors.push(
-        invalid(
-          'spec.template.spec.restartPolicy',
-          podSpec.restartPolicy,
-          'must be "Always": a daemon pod runs for as long as its node is eligible',
-        ),
-      );
-    }
     if (podSpec?.activeDeadlineSeconds !== undefined)
       errors.push(
         forbidden(

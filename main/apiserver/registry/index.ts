@@ -4,12 +4,14 @@ import type { KubeObject } from '../../../client/api/types.js';
 import { configMapStrategy } from './configmap.js';
 import { controllerRevisionStrategy } from './controllerrevision.js';
 import { daemonSetStrategy } from './daemonset.js';
+import { deploymentStrategy } from './deployment.js';
 import { eventStrategy } from './event.js';
 import { leaseStrategy } from './lease.js';
 import { namespaceStrategy } from './namespace.js';
 import { nodeStrategy } from './node.js';
 import { nodeMetricsStrategy } from './nodemetrics.js';
 import { podStrategy } from './pod.js';
+import { replicaSetStrategy } from './replicaset.js';
 import { serviceStrategy } from './service.js';
 import type { Strategy } from './strategy.js';
 
@@ -24,6 +26,8 @@ const STRATEGIES: Strategy<any>[] = [
   nodeMetricsStrategy,
   configMapStrategy,
   serviceStrategy,
+  replicaSetStrategy,
+  deploymentStrategy,
 ];
 
 export class Registry {

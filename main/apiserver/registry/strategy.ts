@@ -18,6 +18,16 @@ export interface Strategy<T extends KubeObject = KubeObject> {
   readonly inMemory?: boolean;
   /** metadata.generation is bumped when the spec changes. */
   readonly tracksGeneration: boolean;
+  /**
+   * Annotation changes bump the generation too (Deployments: their annotations are copied to
+   * their ReplicaSets, so the controller must see them as a change to act on).
+   */
+  readonly annotationsBumpGeneration?: boolean;
+  /**
+   * A status write may change the annotations too (Deployments: their controller records the
+   * revision there with UpdateStatus, which Kubernetes' deployment status strategy allows).
+   */
+  readonly statusWritesAnnotations?: boolean;
   /** Field-selector fields besides metadata.name and metadata.namespace. */
   readonly selectableFields?: Record<string, (obj: T) => string | undefined>;
   /** Fills defaults (on create, and on update for fields a client may omit). */

@@ -7,29 +7,30 @@
 import { isAlreadyExists, isNotFound } from '../../../client/api/errors.js';
 import { isPodTerminal } from '../../../client/api/pods.js';
 import { labelSelectorFromObject, type LabelSelector } from '../../../client/api/selectors.js';
-import type { ControllerRevision, DaemonSet, Node, ObjectLike, Pod } from '../../../client/api/types.js';
+import type { ControllerRevision, DaemonSet, KindMap, Node, Pod } from '../../../client/api/types.js';
 import type { SharedIndexInformer } from '../../../client/cache/informer.js';
 import { splitKey } from '../../../client/cache/keys.js';
 import type { EventRecorder } from '../../../client/events/recorder.js';
 import { deepEqual } from '../../../client/util/objects.js';
-import type { Controller, ControllerContext, ControllerDefinition } from '../types.js';
-import { KeyWorker } from '../worker.js';
+import type { ControllerContext, ControllerDefinition } from '../types.js';
+import { KeyWorker, WorkerController } from '../worker.js';
 import { PerKeyBackoff } from './backoff.js';
-import { claim, controllerRef, ownerRefFor } from './claim.js';
-import { nodeShouldRunDaemonPod } from './eligibility.js';
-import { ControllerExpectations } from './expectations.js';
+import { claimObjects } from '../common/adoption.js';
+import { controllerRef } from '../common/claim.js';
+import { computeHash } from '../common/hash.js';
 import {
-  computeHash,
-  maxRevision,
-  newRevision,
-  revisionMatches,
-  revisionName,
-  revisionsToDelete,
-} from './history.js';
+  ownedObjectHandlers,
+  ownersFromInformer,
+  resolveControllerRef,
+  type Owners,
+} from '../common/ownedevents.js';
+import { nodeShouldRunDaemonPod } from './eligibility.js';
+import { ControllerExpectations } from '../common/expectations.js';
+import { maxRevision, newRevision, revisionMatches, revisionName, revisionsToDelete } from './history.js';
 import { podsShouldBeOnNode, unscheduledPodsWithoutNode } from './podsonnode.js';
 import { daemonPodFor } from './podtemplate.js';
 import { rollingUpdatePlan } from './rollingupdate.js';
-import { slowStartBatches } from './slowstart.js';
+import { slowStartBatches } from '../common/slowstart.js';
 import { daemonSetCounts, nextStatus } from './status.js';
 import {
   dsKey,
@@ -47,7 +48,7 @@ export interface DaemonSetControllerOptions {
   burstReplicas?: number;
 }
 
-export class DaemonSetController implements Controller {
+export class DaemonSetController extends WorkerController {
   readonly expectations: ControllerExpectations;
   readonly failedPodsBackoff = new PerKeyBackoff();
   private readonly daemonSets: SharedIndexInformer<'DaemonSet'>;
@@ -55,7 +56,8 @@ export class DaemonSetController implements Controller {
   private readonly nodes: SharedIndexInformer<'Node'>;
   private readonly revisions: SharedIndexInformer<'ControllerRevision'>;
   private readonly recorder: EventRecorder;
-  private readonly worker: KeyWorker;
+  protected readonly worker: KeyWorker;
+  private readonly owners: Owners<DaemonSet>;
   private readonly burstReplicas: number;
   private lastBackoffGc = 0;
 
@@ -63,6 +65,7 @@ export class DaemonSetController implements Controller {
     private readonly ctx: ControllerContext,
     options: DaemonSetControllerOptions = {},
   ) {
+    super();
     this.burstReplicas = options.burstReplicas ?? BURST_REPLICAS;
     this.expectations = new ControllerExpectations(() => ctx.clock.now());
     this.recorder = ctx.recorder('daemonset-controller');
@@ -83,11 +86,14 @@ export class DaemonSetController implements Controller {
         this.enqueue(ds);
       },
     });
-    this.pods.addEventHandler({
-      onAdd: (pod) => this.podAdded(pod),
-      onUpdate: (old, pod) => this.podUpdated(old, pod),
-      onDelete: (pod) => this.podDeleted(pod),
-    });
+    this.owners = ownersFromInformer('DaemonSet', this.daemonSets);
+    this.pods.addEventHandler(
+      ownedObjectHandlers<Pod, DaemonSet>(this.owners, {
+        enqueue: (ds) => this.enqueue(ds),
+        created: (ds) => this.expectations.creationObserved(dsKey(ds)),
+        deleted: (ds) => this.expectations.deletionObserved(dsKey(ds)),
+      }),
+    );
     this.nodes.addEventHandler({
       onAdd: (node) => {
         for (const ds of this.daemonSets.list())
@@ -101,7 +107,7 @@ export class DaemonSetController implements Controller {
       },
     });
     const revisionChanged = (r: ControllerRevision) => {
-      const ds = this.resolveControllerRef(r);
+      const ds = resolveControllerRef(this.owners, r);
       if (ds) this.enqueue(ds);
     };
     this.revisions.addEventHandler({
@@ -109,19 +115,6 @@ export class DaemonSetController implements Controller {
       onUpdate: (_o, r) => revisionChanged(r),
       onDelete: revisionChanged,
     });
-  }
-
-  run(workers: number): void {
-    this.worker.run(workers);
-  }
-
-  async stop(): Promise<void> {
-    await this.worker.stop();
-  }
-
-  /** Resolves once no key is queued or in work (for tests). */
-  idle(): Promise<void> {
-    return this.worker.idle();
   }
 
   enqueue(ds: DaemonSet): void {
@@ -286,62 +279,20 @@ export class DaemonSetController implements Controller {
   }
 
   /** The objects the DaemonSet owns once orphans it selects are adopted and strays released. */
-  private async claimed<T extends Pod | ControllerRevision>(
+  private claimed<K extends 'Pod' | 'ControllerRevision'>(
     ds: DaemonSet,
     selector: LabelSelector,
-    kind: 'Pod' | 'ControllerRevision',
-    objects: T[],
-  ): Promise<T[]> {
-    const { owned, adopt, release } = claim(ds, selector, objects);
-    if (!adopt.length && !release.length) return owned;
-    const { client, logger } = this.ctx;
-    // Adopt only for a DaemonSet that still exists as this incarnation (RecheckDeletionTimestamp).
-    const fresh = adopt.length
-      ? await client.get('DaemonSet', ds.metadata!.name!, { namespace: ds.metadata!.namespace })
-      : ds;
-    const canAdopt = fresh.metadata?.uid === ds.metadata?.uid && !fresh.metadata?.deletionTimestamp;
-    for (const obj of canAdopt ? adopt : []) {
-      try {
-        const patched = await client.patch(
-          kind,
-          obj.metadata!.name!,
-          {
-            metadata: {
-              resourceVersion: obj.metadata!.resourceVersion,
-              ownerReferences: [...(obj.metadata?.ownerReferences ?? []), ownerRefFor(ds)],
-            },
-          },
-          { namespace: obj.metadata!.namespace },
-        );
-        owned.push(patched as T);
-      } catch (err) {
-        if (!isNotFound(err))
-          logger.info(
-            { daemonset: dsKey(ds), object: obj.metadata?.name, err: (err as Error).message },
-            'could not adopt; will retry',
-          );
-      }
-    }
-    for (const obj of release) {
-      try {
-        await client.patch(
-          kind,
-          obj.metadata!.name!,
-          {
-            metadata: {
-              resourceVersion: obj.metadata!.resourceVersion,
-              ownerReferences: (obj.metadata?.ownerReferences ?? []).filter(
-                (r) => r.uid !== ds.metadata?.uid,
-              ),
-            },
-          },
-          { namespace: obj.metadata!.namespace },
-        );
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    }
-    return owned;
+    kind: K,
+    objects: KindMap[K][],
+  ): Promise<KindMap[K][]> {
+    return claimObjects(
+      this.ctx.client,
+      this.ctx.logger,
+      { kind: 'DaemonSet', object: ds },
+      selector,
+      kind,
+      objects,
+    );
   }
 
   // ---- history ----
@@ -485,71 +436,6 @@ export class DaemonSetController implements Controller {
   }
 
   // ---- event handlers ----
-
-  private resolveControllerRef(obj: ObjectLike): DaemonSet | undefined {
-    const ref = controllerRef(obj);
-    if (!ref || ref.kind !== 'DaemonSet') return undefined;
-    const ds = this.daemonSets.get(ref.name!, obj.metadata?.namespace);
-    return ds?.metadata?.uid === ref.uid ? ds : undefined;
-  }
-
-  /** DaemonSets whose selector matches an orphan pod (getDaemonSetsForPod). */
-  private daemonSetsFor(pod: Pod): DaemonSet[] {
-    return this.daemonSets.list(pod.metadata?.namespace).filter((ds) => {
-      const sel = ds.spec?.selector;
-      if (!sel) return false;
-      try {
-        return labelSelectorFromObject(sel, 'spec.selector').matches(pod.metadata?.labels ?? {});
-      } catch {
-        return false;
-      }
-    });
-  }
-
-  private podAdded(pod: Pod): void {
-    if (pod.metadata?.deletionTimestamp) {
-      // Seen for the first time already being deleted (a restart): it will not come back.
-      this.podDeleted(pod);
-      return;
-    }
-    const ds = this.resolveControllerRef(pod);
-    if (ds) {
-      this.expectations.creationObserved(dsKey(ds));
-      this.enqueue(ds);
-      return;
-    }
-    if (!controllerRef(pod)) for (const d of this.daemonSetsFor(pod)) this.enqueue(d);
-  }
-
-  private podUpdated(old: Pod, pod: Pod): void {
-    if (old.metadata?.resourceVersion === pod.metadata?.resourceVersion) return;
-    if (pod.metadata?.deletionTimestamp && !old.metadata?.deletionTimestamp) {
-      this.podDeleted(pod);
-      return;
-    }
-    const oldRef = controllerRef(old);
-    const curRef = controllerRef(pod);
-    const refChanged = !deepEqual(oldRef, curRef);
-    if (refChanged && oldRef) {
-      const previous = this.resolveControllerRef(old);
-      if (previous) this.enqueue(previous);
-    }
-    if (curRef) {
-      const ds = this.resolveControllerRef(pod);
-      if (ds) this.enqueue(ds);
-      return;
-    }
-    if (refChanged || !deepEqual(old.metadata?.labels, pod.metadata?.labels)) {
-      for (const d of this.daemonSetsFor(pod)) this.enqueue(d);
-    }
-  }
-
-  private podDeleted(pod: Pod): void {
-    const ds = this.resolveControllerRef(pod);
-    if (!ds) return;
-    this.expectations.deletionObserved(dsKey(ds));
-    this.enqueue(ds);
-  }
 
   /** A node change matters to a DaemonSet only if it changes where its pods should be (updateNode). */
   private nodeUpdated(old: Node, node: Node): void {

@@ -6,17 +6,12 @@
  * is available); every pod deleted where none may run. For a node that is gone: its pods not
  * yet bound (the bound ones are pod GC's).
  */
+import { isPodAvailable } from '../common/availability.js';
 import { isPodReady } from '../../../client/api/pods.js';
 import type { DaemonSet, Node, Pod } from '../../../client/api/types.js';
 import type { PerKeyBackoff } from './backoff.js';
 import { nodeShouldRunDaemonPod } from './eligibility.js';
-import {
-  byCreationThenPhase,
-  isPodAvailable,
-  isPodUpdated,
-  minReadySeconds,
-  templateGeneration,
-} from './util.js';
+import { byCreationThenPhase, isPodUpdated, minReadySeconds, templateGeneration } from './util.js';
 
 export interface NodePlan {
   /** A new pod should be created on this node. */

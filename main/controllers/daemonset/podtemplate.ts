@@ -7,7 +7,7 @@
 import { NODE_FIELD_METADATA_NAME } from '../../../client/api/nodeaffinity.js';
 import type { Affinity, DaemonSet, Pod } from '../../../client/api/types.js';
 import { clone } from '../../../client/util/objects.js';
-import { ownerRefFor } from './claim.js';
+import { podFromTemplate } from '../common/podtemplate.js';
 import { withDaemonTolerations } from './eligibility.js';
 import { REVISION_HASH_LABEL, TEMPLATE_GENERATION_LABEL, templateGeneration } from './util.js';
 
@@ -24,26 +24,15 @@ export function nodeNameAffinity(affinity: Affinity | undefined, nodeName: strin
 }
 
 export function daemonPodFor(ds: DaemonSet, nodeName: string, hash: string): Pod {
-  const template = ds.spec?.template ?? {};
-  const spec = clone(template.spec ?? {});
+  const pod = podFromTemplate(ds.spec?.template, ds, 'DaemonSet');
+  const spec = pod.spec!;
   spec.tolerations = withDaemonTolerations(spec.tolerations, spec.hostNetwork ?? false);
   spec.affinity = nodeNameAffinity(spec.affinity, nodeName);
-  const labels: Record<string, string> = { ...(template.metadata?.labels ?? {}) };
+  const labels = pod.metadata!.labels!;
   // Both labels say which template the pod came from; either one makes it current
   // (isPodUpdated). Without a readable generation the hash alone does, as in Kubernetes.
   const generation = templateGeneration(ds);
   if (generation !== undefined) labels[TEMPLATE_GENERATION_LABEL] = generation;
   if (hash) labels[REVISION_HASH_LABEL] = hash;
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      generateName: `${ds.metadata!.name}-`,
-      namespace: ds.metadata!.namespace,
-      labels,
-      ...(template.metadata?.annotations ? { annotations: { ...template.metadata.annotations } } : {}),
-      ownerReferences: [ownerRefFor(ds)],
-    },
-    spec,
-  };
+  return pod;
 }

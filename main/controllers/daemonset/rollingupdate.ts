@@ -9,16 +9,11 @@
  * available. Deleted pods do not count as unavailable, so an update progresses while nodes
  * are down.
  */
+import { isPodAvailable } from '../common/availability.js';
+import { scaledValue } from '../common/intorpercent.js';
 import type { DaemonSet, Node, Pod } from '../../../client/api/types.js';
 import { nodeShouldRunDaemonPod } from './eligibility.js';
-import {
-  isPodAvailable,
-  isPodUpdated,
-  minReadySeconds,
-  scaledValue,
-  templateGeneration,
-  type NodeToDaemonPods,
-} from './util.js';
+import { isPodUpdated, minReadySeconds, templateGeneration, type NodeToDaemonPods } from './util.js';
 
 export interface UpdatePlan {
   deletePods: Pod[];

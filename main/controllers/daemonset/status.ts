@@ -3,12 +3,12 @@
  * pod, whether it has one, and whether the oldest is ready, available and up to date (by hash
  * or template generation); pods on nodes that should not run one are misscheduled.
  */
+import { isPodAvailable } from '../common/availability.js';
 import { isPodReady } from '../../../client/api/pods.js';
 import type { DaemonSet, DaemonSetStatus, Node } from '../../../client/api/types.js';
 import { nodeShouldRunDaemonPod } from './eligibility.js';
 import {
   byCreationThenPhase,
-  isPodAvailable,
   isPodUpdated,
   minReadySeconds,
   templateGeneration,

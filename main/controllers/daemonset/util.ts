@@ -3,7 +3,6 @@
  * revision-hash and template-generation labels, pod readiness and availability,
  * int-or-percent scaling, and which node a daemon pod is meant for.
  */
-import { isPodReady } from '../../../client/api/pods.js';
 import type { DaemonSet, Pod } from '../../../client/api/types.js';
 import { NODE_FIELD_METADATA_NAME } from '../../../client/api/nodeaffinity.js';
 
@@ -36,15 +35,6 @@ export function templateGeneration(ds: DaemonSet): string | undefined {
 /** The DaemonSet's pods per node name; nodes without pods may be absent. */
 export type NodeToDaemonPods = Map<string, Pod[]>;
 
-/** Ready for at least minReadySeconds (podutil.IsPodAvailable). */
-export function isPodAvailable(pod: Pod, minReadySeconds: number, now: number): boolean {
-  if (!isPodReady(pod)) return false;
-  if (minReadySeconds <= 0) return true;
-  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
-  const since = ready?.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : NaN;
-  return Number.isFinite(since) && since + minReadySeconds * 1000 <= now;
-}
-
 /**
  * The pod was made from the current template (util.IsPodUpdated): it carries the current
  * revision's hash, or the DaemonSet's template generation. The generation matters for pods
@@ -56,21 +46,6 @@ export function isPodUpdated(pod: Pod, hash: string, generation: string | undefi
   const labels = pod.metadata?.labels;
   if (hash !== '' && labels?.[REVISION_HASH_LABEL] === hash) return true;
   return generation !== undefined && labels?.[TEMPLATE_GENERATION_LABEL] === generation;
-}
-
-/**
- * An int-or-percent scaled against `total` (intstr.GetScaledValueFromIntOrPercent); rounded
- * up, as the DaemonSet controller asks. Invalid values throw, naming the field.
- */
-export function scaledValue(value: unknown, total: number, field: string): number {
-  if (value === undefined || value === null) return 0;
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
-  if (typeof value === 'string') {
-    const m = /^(\d+)%$/.exec(value);
-    if (m) return Math.ceil((Number(m[1]) * total) / 100);
-    if (/^\d+$/.test(value)) return Number(value);
-  }
-  throw new Error(`${field}: ${JSON.stringify(value)} is neither a whole number nor a percentage like "10%"`);
 }
 
 /** Oldest first; on a tie, the further-along phase first (podByCreationTimestampAndPhase). */

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ControllerRevision } from '../../../client/api/types.js';
+import { computeHash } from '../../../main/controllers/common/hash.js';
 import {
-  computeHash,
   newRevision,
   revisionMatches,
   revisionsToDelete,

@@ -12,7 +12,7 @@ import type { Client } from '../../../client/client.js';
 import { EventRecorder } from '../../../client/events/recorder.js';
 import { realClock } from '../../../client/util/clock.js';
 import { DaemonSetController } from '../../../main/controllers/daemonset/controller.js';
-import { slowStartBatches } from '../../../main/controllers/daemonset/slowstart.js';
+import { slowStartBatches } from '../../../main/controllers/common/slowstart.js';
 import { silentLogger } from '../../../main/logging.js';
 import { startTestControlPlane, type TestControlPlane } from '../../support/controlplane.js';
 import { eventually } from '../../support/wait.js';

@@ -20,7 +20,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { ControllerRevision, DaemonSet } from "./apps.js";
+import { ControllerRevision, DaemonSet, Deployment, ReplicaSet } from "./apps.js";
 import { Lease } from "./coordination.js";
 import { Binding, ConfigMap, Event, Namespace, Node, Pod, Service } from "./core.js";
 import { NodeMetrics } from "./metrics.js";
@@ -49,6 +49,8 @@ export interface ApiObject {
   nodeMetrics?: NodeMetrics | undefined;
   configMap?: ConfigMap | undefined;
   service?: Service | undefined;
+  replicaSet?: ReplicaSet | undefined;
+  deployment?: Deployment | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -353,6 +355,12 @@ export const ApiObject: MessageFns<ApiObject> = {
     if (message.service !== undefined) {
       Service.encode(message.service, writer.uint32(82).fork()).join();
     }
+    if (message.replicaSet !== undefined) {
+      ReplicaSet.encode(message.replicaSet, writer.uint32(90).fork()).join();
+    }
+    if (message.deployment !== undefined) {
+      Deployment.encode(message.deployment, writer.uint32(98).fork()).join();
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -455,6 +463,22 @@ export const ApiObject: MessageFns<ApiObject> = {
             }
 
             message.service = Service.decode(reader, reader.uint32());
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.replicaSet = ReplicaSet.decode(reader, reader.uint32());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.deployment = Deployment.decode(reader, reader.uint32());
             continue;
           }
         }

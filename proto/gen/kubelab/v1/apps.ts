@@ -83,6 +83,164 @@ export interface ControllerRevision {
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
+/** apps/v1 ReplicaSet: keeps a number of identical pods running. */
+export interface ReplicaSet {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?: ObjectMeta | undefined;
+  spec?: ReplicaSetSpec | undefined;
+  status?: ReplicaSetStatus | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ReplicaSetSpec {
+  /** How many pods to keep running; defaults to 1. */
+  replicas?:
+    | number
+    | undefined;
+  /** Which pods count as this ReplicaSet's; must match the template's labels. */
+  selector?:
+    | LabelSelector
+    | undefined;
+  /** The pods made when there are too few. */
+  template?:
+    | PodTemplateSpec
+    | undefined;
+  /** How long a new pod must be ready, no container crashing, to count as available. */
+  minReadySeconds?: number | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ReplicaSetStatus {
+  /** Pods the ReplicaSet has (not finished, not being deleted). */
+  replicas?:
+    | number
+    | undefined;
+  /** Of those, pods whose labels match the template's. */
+  fullyLabeledReplicas?:
+    | number
+    | undefined;
+  /** The generation the controller last acted on. */
+  observedGeneration?: number | undefined;
+  readyReplicas?:
+    | number
+    | undefined;
+  /** Ready for at least minReadySeconds. */
+  availableReplicas?: number | undefined;
+  conditions?: ReplicaSetCondition[] | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ReplicaSetCondition {
+  /** ReplicaFailure: a pod could not be created or deleted. */
+  type?: string | undefined;
+  status?: string | undefined;
+  lastTransitionTime?: string | undefined;
+  reason?: string | undefined;
+  message?: string | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** apps/v1 Deployment: declarative updates of pods through ReplicaSets, one per template. */
+export interface Deployment {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?: ObjectMeta | undefined;
+  spec?: DeploymentSpec | undefined;
+  status?: DeploymentStatus | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface DeploymentSpec {
+  /** How many pods to run; defaults to 1. */
+  replicas?:
+    | number
+    | undefined;
+  /** Which pods and ReplicaSets are the Deployment's; immutable; must match the template's labels. */
+  selector?: LabelSelector | undefined;
+  template?:
+    | PodTemplateSpec
+    | undefined;
+  /** How old pods are replaced by new ones: RollingUpdate (default) or Recreate. */
+  strategy?:
+    | DeploymentStrategy
+    | undefined;
+  /** How long a new pod must be ready to count as available. */
+  minReadySeconds?:
+    | number
+    | undefined;
+  /** Old ReplicaSets kept for rollback; defaults to 10. */
+  revisionHistoryLimit?:
+    | number
+    | undefined;
+  /** A paused Deployment scales but does not roll out template changes. */
+  paused?:
+    | boolean
+    | undefined;
+  /**
+   * Seconds without progress before the rollout is reported as failed
+   * (Progressing=False, ProgressDeadlineExceeded); defaults to 600.
+   */
+  progressDeadlineSeconds?: number | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface DeploymentStrategy {
+  /** RollingUpdate or Recreate. */
+  type?: string | undefined;
+  rollingUpdate?: RollingUpdateDeployment | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface RollingUpdateDeployment {
+  /**
+   * int-or-string: pods that may be unavailable during the update, a count or a
+   * percentage of replicas rounded down; defaults to 25%.
+   */
+  maxUnavailable?:
+    | any
+    | undefined;
+  /**
+   * int-or-string: pods that may run above replicas during the update, a count or a
+   * percentage of replicas rounded up; defaults to 25%.
+   */
+  maxSurge?: any | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface DeploymentStatus {
+  /** The generation the controller last acted on. */
+  observedGeneration?:
+    | number
+    | undefined;
+  /** Pods of all its ReplicaSets. */
+  replicas?:
+    | number
+    | undefined;
+  /** Pods of the current template. */
+  updatedReplicas?: number | undefined;
+  availableReplicas?: number | undefined;
+  unavailableReplicas?: number | undefined;
+  conditions?: DeploymentCondition[] | undefined;
+  readyReplicas?:
+    | number
+    | undefined;
+  /** Raised when a new ReplicaSet's name is taken, so the next pod-template-hash differs. */
+  collisionCount?: number | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface DeploymentCondition {
+  /** Available, Progressing or ReplicaFailure. */
+  type?: string | undefined;
+  status?: string | undefined;
+  reason?: string | undefined;
+  message?: string | undefined;
+  lastUpdateTime?: string | undefined;
+  lastTransitionTime?: string | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
 function createBaseDaemonSet(): DaemonSet {
   return {};
 }
@@ -823,6 +981,1133 @@ export const ControllerRevision: MessageFns<ControllerRevision> = {
             }
 
             message.revision = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseReplicaSet(): ReplicaSet {
+  return {};
+}
+
+export const ReplicaSet: MessageFns<ReplicaSet> = {
+  encode(message: ReplicaSet, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiVersion !== undefined) {
+      writer.uint32(10).string(message.apiVersion);
+    }
+    if (message.kind !== undefined) {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.metadata !== undefined) {
+      ObjectMeta.encode(message.metadata, writer.uint32(26).fork()).join();
+    }
+    if (message.spec !== undefined) {
+      ReplicaSetSpec.encode(message.spec, writer.uint32(34).fork()).join();
+    }
+    if (message.status !== undefined) {
+      ReplicaSetStatus.encode(message.status, writer.uint32(42).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplicaSet {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplicaSet();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiVersion = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.metadata = ObjectMeta.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.spec = ReplicaSetSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = ReplicaSetStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseReplicaSetSpec(): ReplicaSetSpec {
+  return {};
+}
+
+export const ReplicaSetSpec: MessageFns<ReplicaSetSpec> = {
+  encode(message: ReplicaSetSpec, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.replicas !== undefined) {
+      writer.uint32(8).int32(message.replicas);
+    }
+    if (message.selector !== undefined) {
+      LabelSelector.encode(message.selector, writer.uint32(18).fork()).join();
+    }
+    if (message.template !== undefined) {
+      PodTemplateSpec.encode(message.template, writer.uint32(26).fork()).join();
+    }
+    if (message.minReadySeconds !== undefined) {
+      writer.uint32(32).int32(message.minReadySeconds);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplicaSetSpec {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplicaSetSpec();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.replicas = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.selector = LabelSelector.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.template = PodTemplateSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.minReadySeconds = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseReplicaSetStatus(): ReplicaSetStatus {
+  return {};
+}
+
+export const ReplicaSetStatus: MessageFns<ReplicaSetStatus> = {
+  encode(message: ReplicaSetStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.replicas !== undefined) {
+      writer.uint32(8).int32(message.replicas);
+    }
+    if (message.fullyLabeledReplicas !== undefined) {
+      writer.uint32(16).int32(message.fullyLabeledReplicas);
+    }
+    if (message.observedGeneration !== undefined) {
+      writer.uint32(24).int32(message.observedGeneration);
+    }
+    if (message.readyReplicas !== undefined) {
+      writer.uint32(32).int32(message.readyReplicas);
+    }
+    if (message.availableReplicas !== undefined) {
+      writer.uint32(40).int32(message.availableReplicas);
+    }
+    if (message.conditions !== undefined && message.conditions.length !== 0) {
+      for (const v of message.conditions) {
+        ReplicaSetCondition.encode(v!, writer.uint32(50).fork()).join();
+      }
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplicaSetStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplicaSetStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.replicas = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.fullyLabeledReplicas = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.observedGeneration = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.readyReplicas = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.availableReplicas = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            if (message.conditions === undefined) {
+              message.conditions = [];
+            }
+            const el = ReplicaSetCondition.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.conditions!.push(el);
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseReplicaSetCondition(): ReplicaSetCondition {
+  return {};
+}
+
+export const ReplicaSetCondition: MessageFns<ReplicaSetCondition> = {
+  encode(message: ReplicaSetCondition, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== undefined) {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.status !== undefined) {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.lastTransitionTime !== undefined) {
+      writer.uint32(26).string(message.lastTransitionTime);
+    }
+    if (message.reason !== undefined) {
+      writer.uint32(34).string(message.reason);
+    }
+    if (message.message !== undefined) {
+      writer.uint32(42).string(message.message);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplicaSetCondition {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplicaSetCondition();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.lastTransitionTime = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseDeployment(): Deployment {
+  return {};
+}
+
+export const Deployment: MessageFns<Deployment> = {
+  encode(message: Deployment, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiVersion !== undefined) {
+      writer.uint32(10).string(message.apiVersion);
+    }
+    if (message.kind !== undefined) {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.metadata !== undefined) {
+      ObjectMeta.encode(message.metadata, writer.uint32(26).fork()).join();
+    }
+    if (message.spec !== undefined) {
+      DeploymentSpec.encode(message.spec, writer.uint32(34).fork()).join();
+    }
+    if (message.status !== undefined) {
+      DeploymentStatus.encode(message.status, writer.uint32(42).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Deployment {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeployment();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiVersion = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.metadata = ObjectMeta.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.spec = DeploymentSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = DeploymentStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseDeploymentSpec(): DeploymentSpec {
+  return {};
+}
+
+export const DeploymentSpec: MessageFns<DeploymentSpec> = {
+  encode(message: DeploymentSpec, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.replicas !== undefined) {
+      writer.uint32(8).int32(message.replicas);
+    }
+    if (message.selector !== undefined) {
+      LabelSelector.encode(message.selector, writer.uint32(18).fork()).join();
+    }
+    if (message.template !== undefined) {
+      PodTemplateSpec.encode(message.template, writer.uint32(26).fork()).join();
+    }
+    if (message.strategy !== undefined) {
+      DeploymentStrategy.encode(message.strategy, writer.uint32(34).fork()).join();
+    }
+    if (message.minReadySeconds !== undefined) {
+      writer.uint32(40).int32(message.minReadySeconds);
+    }
+    if (message.revisionHistoryLimit !== undefined) {
+      writer.uint32(48).int32(message.revisionHistoryLimit);
+    }
+    if (message.paused !== undefined) {
+      writer.uint32(56).bool(message.paused);
+    }
+    if (message.progressDeadlineSeconds !== undefined) {
+      writer.uint32(72).int32(message.progressDeadlineSeconds);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeploymentSpec {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeploymentSpec();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.replicas = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.selector = LabelSelector.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.template = PodTemplateSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.strategy = DeploymentStrategy.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.minReadySeconds = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.revisionHistoryLimit = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.paused = reader.bool();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.progressDeadlineSeconds = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseDeploymentStrategy(): DeploymentStrategy {
+  return {};
+}
+
+export const DeploymentStrategy: MessageFns<DeploymentStrategy> = {
+  encode(message: DeploymentStrategy, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== undefined) {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.rollingUpdate !== undefined) {
+      RollingUpdateDeployment.encode(message.rollingUpdate, writer.uint32(18).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeploymentStrategy {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeploymentStrategy();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.rollingUpdate = RollingUpdateDeployment.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseRollingUpdateDeployment(): RollingUpdateDeployment {
+  return {};
+}
+
+export const RollingUpdateDeployment: MessageFns<RollingUpdateDeployment> = {
+  encode(message: RollingUpdateDeployment, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.maxUnavailable !== undefined) {
+      Value.encode(Value.wrap(message.maxUnavailable), writer.uint32(10).fork()).join();
+    }
+    if (message.maxSurge !== undefined) {
+      Value.encode(Value.wrap(message.maxSurge), writer.uint32(18).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RollingUpdateDeployment {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRollingUpdateDeployment();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.maxUnavailable = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.maxSurge = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseDeploymentStatus(): DeploymentStatus {
+  return {};
+}
+
+export const DeploymentStatus: MessageFns<DeploymentStatus> = {
+  encode(message: DeploymentStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.observedGeneration !== undefined) {
+      writer.uint32(8).int32(message.observedGeneration);
+    }
+    if (message.replicas !== undefined) {
+      writer.uint32(16).int32(message.replicas);
+    }
+    if (message.updatedReplicas !== undefined) {
+      writer.uint32(24).int32(message.updatedReplicas);
+    }
+    if (message.availableReplicas !== undefined) {
+      writer.uint32(32).int32(message.availableReplicas);
+    }
+    if (message.unavailableReplicas !== undefined) {
+      writer.uint32(40).int32(message.unavailableReplicas);
+    }
+    if (message.conditions !== undefined && message.conditions.length !== 0) {
+      for (const v of message.conditions) {
+        DeploymentCondition.encode(v!, writer.uint32(50).fork()).join();
+      }
+    }
+    if (message.readyReplicas !== undefined) {
+      writer.uint32(56).int32(message.readyReplicas);
+    }
+    if (message.collisionCount !== undefined) {
+      writer.uint32(64).int32(message.collisionCount);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeploymentStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeploymentStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.observedGeneration = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.replicas = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.updatedReplicas = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.availableReplicas = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.unavailableReplicas = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            if (message.conditions === undefined) {
+              message.conditions = [];
+            }
+            const el = DeploymentCondition.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.conditions!.push(el);
+            }
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.readyReplicas = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.collisionCount = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseDeploymentCondition(): DeploymentCondition {
+  return {};
+}
+
+export const DeploymentCondition: MessageFns<DeploymentCondition> = {
+  encode(message: DeploymentCondition, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== undefined) {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.status !== undefined) {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.reason !== undefined) {
+      writer.uint32(34).string(message.reason);
+    }
+    if (message.message !== undefined) {
+      writer.uint32(42).string(message.message);
+    }
+    if (message.lastUpdateTime !== undefined) {
+      writer.uint32(50).string(message.lastUpdateTime);
+    }
+    if (message.lastTransitionTime !== undefined) {
+      writer.uint32(58).string(message.lastTransitionTime);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeploymentCondition {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeploymentCondition();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.lastUpdateTime = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.lastTransitionTime = reader.string();
             continue;
           }
         }

@@ -10,6 +10,11 @@ interface Expectation {
   add: number;
   del: number;
   timestamp: number;
+  /**
+   * The pods whose deletion is expected, when known (UIDTrackingControllerExpectations): a pod
+   * is seen going twice — marked for deletion, then gone — and must count once.
+   */
+  deleting?: Set<string>;
 }
 
 export class ControllerExpectations {
@@ -21,11 +26,20 @@ export class ControllerExpectations {
     this.records.set(key, { add, del, timestamp: this.now() });
   }
 
+  /** Expects these pods (by UID) to go; each one's deletion counts once, however often it is seen. */
+  expectDeletions(key: string, uids: string[]): void {
+    this.records.set(key, { add: 0, del: uids.length, timestamp: this.now(), deleting: new Set(uids) });
+  }
+
   creationObserved(key: string): void {
     this.lower(key, 1, 0);
   }
 
-  deletionObserved(key: string): void {
+  deletionObserved(key: string, uid?: string): void {
+    const deleting = this.records.get(key)?.deleting;
+    if (deleting && uid !== undefined) {
+      if (!deleting.delete(uid)) return;
+    }
     this.lower(key, 0, 1);
   }
 

@@ -1,0 +1,12 @@
+/** When a pod counts as available (podutil.IsPodAvailable), for every controller of pods. */
+import { isPodReady } from '../../../client/api/pods.js';
+import type { Pod } from '../../../client/api/types.js';
+
+/** Ready for at least minReadySeconds (podutil.IsPodAvailable). */
+export function isPodAvailable(pod: Pod, minReadySeconds: number, now: number): boolean {
+  if (!isPodReady(pod)) return false;
+  if (minReadySeconds <= 0) return true;
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+  const since = ready?.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : NaN;
+  return Number.isFinite(since) && since + minReadySeconds * 1000 <= now;
+}
