@@ -46,6 +46,14 @@ interface Subresource {
 export function subresourcesOf(info: KindInfo): Subresource[] {
   const out: Subresource[] = [];
   if (info.hasStatus) out.push({ name: 'status', verbs: ['get', 'patch', 'update'] });
+  if (info.kind === 'Deployment' || info.kind === 'ReplicaSet')
+    out.push({
+      name: 'scale',
+      verbs: ['get', 'patch', 'update'],
+      kind: 'Scale',
+      group: 'autoscaling',
+      version: 'v1',
+    });
   if (info.kind === 'Pod')
     out.push(
       { name: 'binding', verbs: ['create'], kind: 'Binding' },

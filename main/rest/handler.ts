@@ -24,6 +24,7 @@ import {
   param,
 } from './query.js';
 import { readOptionalObject, readWriteBody } from './requestbody.js';
+import { SCALABLE_KINDS, serveScale } from './scale.js';
 import { POD_SUBRESOURCES, servePodSubresource, type PodSubresource } from './podsubresources.js';
 import { answerReview } from './reviews.js';
 import {
@@ -123,6 +124,23 @@ export function restHandler(
         url,
         dryRun: dryRunOf(url),
       });
+    if (subresource === 'scale' && name !== undefined && SCALABLE_KINDS.has(kind)) {
+      const contentType = String(req.headers['content-type'] ?? '')
+        .split(';')[0]
+        .trim();
+      return serveScale({
+        api,
+        id,
+        info: r.info,
+        verb: r.verb,
+        namespace,
+        name,
+        req,
+        res,
+        patchType: PATCH_CONTENT_TYPES[contentType],
+        dryRun: dryRunOf(url),
+      });
+    }
     if (subresource !== undefined && subresource !== 'status')
       throw new ApiError(
         'NotFound',

@@ -67,6 +67,87 @@ describe('Kubernetes protobuf request bodies', () => {
     });
   });
 
+  it('reads a Deployment as kubectl create deployment sends it: zero values dropped, int-or-string converted', () => {
+    const container = new BinaryWriter();
+    container.tag(1, 2).string('nginx').tag(2, 2).string('nginx:1');
+    container.tag(5, 2).string(''); // workingDir "", written by Go's encoder
+    container.tag(8, 2).bytes(new Uint8Array()); // resources {}
+    container.tag(6, 2).fork().tag(3, 0).int32(80).tag(4, 2).string('TCP').join();
+    const pod = new BinaryWriter();
+    pod.tag(2, 2).bytes(container.finish());
+    pod.tag(11, 0).bool(false); // hostNetwork false
+    const template = new BinaryWriter();
+    template.tag(1, 2).fork().tag(11, 2).fork().tag(1, 2).string('app').tag(2, 2).string('web').join().join();
+    template.tag(2, 2).bytes(pod.finish());
+    const spec = new BinaryWriter();
+    spec.tag(1, 0).int32(0); // replicas 0 is kept: a pointer in Go
+    spec.tag(2, 2).fork().tag(1, 2).fork().tag(1, 2).string('app').tag(2, 2).string('web').join().join();
+    spec.tag(3, 2).bytes(template.finish());
+    spec
+      .tag(4, 2)
+      .fork()
+      .tag(1, 2)
+      .string('RollingUpdate')
+      .tag(2, 2)
+      .fork()
+      .tag(1, 2)
+      .fork()
+      .tag(1, 0)
+      .int64(1)
+      .tag(3, 2)
+      .string('30%')
+      .join()
+      .tag(2, 2)
+      .fork()
+      .tag(2, 0)
+      .int32(2)
+      .join()
+      .join()
+      .join();
+    const d = new BinaryWriter();
+    d.tag(1, 2).fork().tag(1, 2).string('web').join();
+    d.tag(2, 2).bytes(spec.finish());
+    expect(decodeKubeProtobuf(envelope('apps/v1', 'Deployment', d.finish()))).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: {
+            containers: [
+              {
+                name: 'nginx',
+                image: 'nginx:1',
+                resources: {},
+                ports: [{ containerPort: 80, protocol: 'TCP' }],
+              },
+            ],
+          },
+        },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '30%', maxSurge: 2 } },
+      },
+    });
+  });
+
+  it('refuses a pod template field it does not read rather than dropping it', () => {
+    const container = new BinaryWriter();
+    container.tag(1, 2).string('c').tag(9, 2).fork().tag(1, 2).string('data').join(); // volumeMounts
+    const pod = new BinaryWriter();
+    pod.tag(2, 2).bytes(container.finish());
+    const template = new BinaryWriter();
+    template.tag(2, 2).bytes(pod.finish());
+    const spec = new BinaryWriter();
+    spec.tag(3, 2).bytes(template.finish());
+    const d = new BinaryWriter();
+    d.tag(2, 2).bytes(spec.finish());
+    expect(() => decodeKubeProtobuf(envelope('apps/v1', 'Deployment', d.finish()))).toThrow(
+      'field 9 of spec.template.spec.containers is not read from protobuf here',
+    );
+  });
+
   it('reads a ConfigMap, its binaryData as base64 as in JSON', () => {
     const cm = new BinaryWriter();
     cm.tag(1, 2).fork().tag(1, 2).string('app').join();

@@ -2,10 +2,13 @@
  * Kubernetes' protobuf request bodies (`application/vnd.kubernetes.protobuf`), read into the
  * JSON shape the rest of the REST door works on. kubectl 1.31 and later send protobuf for the
  * writes made through client-go's typed clients and do not fall back to JSON on a 415:
- * `kubectl create namespace` and `create configmap`, the DeleteOptions and Eviction of
+ * `kubectl create namespace`, `create configmap` and `create deployment`, the DeleteOptions and Eviction of
  * `kubectl drain`, the reviews of `kubectl auth can-i`. The messages read are those, with the field numbers of k8s.io/api's
  * generated.proto; every other kind's protobuf body gets a 415 asking for JSON, which is what
  * kubectl's dynamic client (`get`, `apply`, `run`, `patch`…) sends anyway.
+ *
+ * A pod template is read strictly: a field not modelled here that carries a value is refused
+ * (with the field's number and path), never silently dropped.
  *
  * The envelope is 4 magic bytes ("k8s\0") and a runtime.Unknown: its TypeMeta names the
  * apiVersion and kind, its `raw` holds the object. Limits: the body is already bounded by
@@ -20,7 +23,7 @@ export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
-type Scalar = 'string' | 'int64' | 'bool' | 'bytes';
+type Scalar = 'string' | 'int64' | 'int32' | 'bool' | 'bytes';
 
 interface Field {
   name: string;
@@ -30,9 +33,19 @@ interface Field {
   map?: true;
   /** A pointer in Go: present even at its zero value (0 grace seconds means "now"). */
   presence?: true;
+  /** Turns the decoded message into its JSON form (IntOrString's union into 1 or "25%"). */
+  convert?: (decoded: Record<string, unknown>) => unknown;
 }
 
 type Message = { [fieldNumber: number]: Field };
+
+/**
+ * Messages read strictly: a field not modelled here that carries a value is refused rather than
+ * dropped, so a pod template never loses what the user asked for. (Go's encoder writes zero
+ * values of plain fields, so those are skipped.)
+ */
+const STRICT = new WeakSet<Message>();
+const strict = (m: Message): Message => (STRICT.add(m), m);
 
 const typeMeta: Message = { 1: { name: 'apiVersion', type: 'string' }, 2: { name: 'kind', type: 'string' } };
 const unknown: Message = {
@@ -87,6 +100,76 @@ const nonResourceAttributes: Message = {
   2: { name: 'verb', type: 'string' },
 };
 
+const labelSelector: Message = strict({
+  1: { name: 'matchLabels', type: 'string', map: true },
+  2: {
+    name: 'matchExpressions',
+    repeated: true,
+    type: strict({
+      1: { name: 'key', type: 'string' },
+      2: { name: 'operator', type: 'string' },
+      3: { name: 'values', type: 'string', repeated: true },
+    }),
+  },
+});
+/** k8s.io/apimachinery's IntOrString: {type, intVal, strVal} in protobuf, 1 or "25%" in JSON. */
+const intOrString: Field['convert'] = (d) => (d.type === 1 ? (d.strVal ?? '') : (d.intVal ?? 0));
+const intOrStringMessage: Message = strict({
+  1: { name: 'type', type: 'int64' },
+  2: { name: 'intVal', type: 'int32' },
+  3: { name: 'strVal', type: 'string' },
+});
+/** The parts of a container `kubectl create deployment|job|cronjob` fills in. */
+const container: Message = strict({
+  1: { name: 'name', type: 'string' },
+  2: { name: 'image', type: 'string' },
+  3: { name: 'command', type: 'string', repeated: true },
+  4: { name: 'args', type: 'string', repeated: true },
+  5: { name: 'workingDir', type: 'string' },
+  6: {
+    name: 'ports',
+    repeated: true,
+    type: strict({
+      1: { name: 'name', type: 'string' },
+      2: { name: 'hostPort', type: 'int32' },
+      3: { name: 'containerPort', type: 'int32' },
+      4: { name: 'protocol', type: 'string' },
+      5: { name: 'hostIP', type: 'string' },
+    }),
+  },
+  7: {
+    name: 'env',
+    repeated: true,
+    type: strict({ 1: { name: 'name', type: 'string' }, 2: { name: 'value', type: 'string' } }),
+  },
+  // ResourceRequirements: kubectl's generators send it empty.
+  8: { name: 'resources', type: strict({}) },
+  13: { name: 'terminationMessagePath', type: 'string' },
+  14: { name: 'imagePullPolicy', type: 'string' },
+  20: { name: 'terminationMessagePolicy', type: 'string' },
+});
+const podSpec: Message = strict({
+  2: { name: 'containers', type: container, repeated: true },
+  3: { name: 'restartPolicy', type: 'string' },
+  4: { name: 'terminationGracePeriodSeconds', type: 'int64', presence: true },
+  5: { name: 'activeDeadlineSeconds', type: 'int64', presence: true },
+  6: { name: 'dnsPolicy', type: 'string' },
+  7: { name: 'nodeSelector', type: 'string', map: true },
+  8: { name: 'serviceAccountName', type: 'string' },
+  9: { name: 'serviceAccount', type: 'string' },
+  10: { name: 'nodeName', type: 'string' },
+  11: { name: 'hostNetwork', type: 'bool' },
+  16: { name: 'hostname', type: 'string' },
+  17: { name: 'subdomain', type: 'string' },
+  19: { name: 'schedulerName', type: 'string' },
+  20: { name: 'initContainers', type: container, repeated: true },
+  24: { name: 'priorityClassName', type: 'string' },
+});
+const podTemplateSpec: Message = strict({
+  1: { name: 'metadata', type: objectMeta },
+  2: { name: 'spec', type: podSpec },
+});
+
 /** The kinds read from protobuf, by kind; each with the apiVersions it is sent as. */
 const MESSAGES: Record<string, { apiVersions: string[]; message: Message }> = {
   Namespace: {
@@ -103,6 +186,37 @@ const MESSAGES: Record<string, { apiVersions: string[]; message: Message }> = {
       2: { name: 'data', type: 'string', map: true },
       3: { name: 'binaryData', type: 'bytes', map: true },
       4: { name: 'immutable', type: 'bool', presence: true },
+    },
+  },
+  Deployment: {
+    apiVersions: ['apps/v1'],
+    message: {
+      1: { name: 'metadata', type: objectMeta },
+      2: {
+        name: 'spec',
+        type: strict({
+          1: { name: 'replicas', type: 'int32', presence: true },
+          2: { name: 'selector', type: labelSelector },
+          3: { name: 'template', type: podTemplateSpec },
+          4: {
+            name: 'strategy',
+            type: strict({
+              1: { name: 'type', type: 'string' },
+              2: {
+                name: 'rollingUpdate',
+                type: strict({
+                  1: { name: 'maxUnavailable', type: intOrStringMessage, convert: intOrString },
+                  2: { name: 'maxSurge', type: intOrStringMessage, convert: intOrString },
+                }),
+              },
+            }),
+          },
+          5: { name: 'minReadySeconds', type: 'int32' },
+          6: { name: 'revisionHistoryLimit', type: 'int32', presence: true },
+          7: { name: 'paused', type: 'bool' },
+          9: { name: 'progressDeadlineSeconds', type: 'int32', presence: true },
+        }),
+      },
     },
   },
   DeleteOptions: { apiVersions: ['v1', 'meta.k8s.io/v1', 'policy/v1'], message: deleteOptions },
@@ -159,10 +273,13 @@ class Decoder {
         return r.bool();
       case 'int64':
         return Number(r.int64());
+      case 'int32':
+        return r.int32();
     }
   }
 
-  message(bytes: Uint8Array, schema: Message): Record<string, unknown> {
+  /** `path` names where the message sits, for errors ("spec.template.spec.containers"). */
+  message(bytes: Uint8Array, schema: Message, path = ''): Record<string, unknown> {
     const r = new BinaryReader(bytes);
     const out: Record<string, unknown> = {};
     while (r.pos < r.len) {
@@ -170,7 +287,9 @@ class Decoder {
       this.count();
       const field = schema[no];
       if (!field) {
-        r.skip(wire, no);
+        const skipped = r.skip(wire, no);
+        if (STRICT.has(schema) && !isZeroValue(skipped, wire))
+          throw invalid(`field ${no} of ${path || 'the object'} is not read from protobuf here`);
         continue;
       }
       let value: unknown;
@@ -190,7 +309,8 @@ class Decoder {
       if (typeof field.type === 'object') {
         if (wire !== WireType.LengthDelimited)
           throw invalid(`the message ${field.name} sent with wire type ${wire}`);
-        value = this.message(r.bytes(), field.type);
+        const decoded = this.message(r.bytes(), field.type, path ? `${path}.${field.name}` : field.name);
+        value = field.convert ? field.convert(decoded) : decoded;
       } else {
         value = this.scalar(r, field.type, wire);
         if (!field.presence && !field.repeated && (value === '' || value === 0 || value === false)) continue;
@@ -200,6 +320,14 @@ class Decoder {
     }
     return out;
   }
+}
+
+/** A skipped field's bytes hold its type's zero value (an empty string or message, 0, false). */
+function isZeroValue(skipped: Uint8Array, wire: WireType): boolean {
+  // Skipped bytes start with the value: a length of 0, or a varint 0.
+  if (wire === WireType.LengthDelimited || wire === WireType.Varint)
+    return skipped.length > 0 && skipped.every((b) => b === 0);
+  return false;
 }
 
 /** Whether a content type is Kubernetes' protobuf. */
