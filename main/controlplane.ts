@@ -28,6 +28,13 @@ import { TunnelRegistry } from './grpc/tunnel.js';
 import { createLogger, type Logger } from './logging.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import type { Storage } from './storage/types.js';
+import { REGISTRY_PREFIX } from './apiserver/codec.js';
+import { encryptedStorage } from './storage/encrypted.js';
+import { loadOrCreateKeys, ValueEncryption } from './storage/encryption.js';
+
+/** Where Secrets' encryption keys live in the data folder. */
+export const ENCRYPTION_KEY_FILE = 'secrets-encryption.key';
+const SECRETS_PREFIX = `${REGISTRY_PREFIX}secrets/`;
 
 export interface ControlPlaneOptions {
   dataDir: string;
@@ -68,6 +75,11 @@ export interface ControlPlaneOptions {
   watchBufferBytes?: number;
   /** What one gRPC client may hold: connections, streams, turns at large lists (grpc/limits.ts). */
   serverLimits?: Partial<ServerLimits>;
+  /**
+   * The keys Secrets are encrypted with at rest (default <dataDir>/secrets-encryption.key,
+   * created on first start). Replicas sharing an etcd must share this file.
+   */
+  encryptionKeyFile?: string;
 }
 
 export const SYSTEM_IDENTITY: Identity = { name: 'system:kube-controller-manager', role: 'admin' };
@@ -97,7 +109,14 @@ export class ControlPlane {
     const logger = options.logger ?? createLogger();
     const clock = options.clock ?? realClock;
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-    const storage = await openStorage(options, clock, logger);
+    // Secrets are encrypted before they reach either store.
+    const keys = loadOrCreateKeys(options.encryptionKeyFile ?? join(options.dataDir, ENCRYPTION_KEY_FILE));
+    const storage = encryptedStorage(
+      await openStorage(options, clock, logger),
+      new ValueEncryption(keys),
+      (key) => key.startsWith(SECRETS_PREFIX),
+      logger.child({ component: 'storage' }),
+    );
     const memoryStorage = await openMemoryStorage(clock);
     let api: ApiServer | undefined;
     const tunnels = new TunnelRegistry({

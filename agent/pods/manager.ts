@@ -5,6 +5,7 @@
  * containers are separate processes: they keep running while the agent or the control plane
  * is away.
  */
+import { resolveConfigEnv } from './configenv.js';
 import { isPodTerminal } from '../../client/api/pods.js';
 import type { Container, Node, Pod } from '../../client/api/types.js';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
@@ -205,6 +206,7 @@ export class PodManager {
         if (!node) return { admit: true };
         return admitPod(p, node, this.admittedPods(p));
       },
+      configEnv: (p, c) => resolveConfigEnv(this.options.client, p, c),
       publishStatus: (p, status) => this.statuses.set(p, status),
       finalizeDeletion: (p, status) => this.statuses.finish(p, status),
       startProbes: (p, c, running, callbacks) => this.options.startProbes?.(p, c, running, callbacks),

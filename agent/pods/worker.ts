@@ -5,6 +5,8 @@
  * publish the pod's status after every change. Syncs of one pod never overlap: a change that
  * arrives during a sync triggers another one after it.
  */
+import { usesConfigEnv, type ConfigEnv } from './configenv.js';
+import { podFieldValue } from './downward.js';
 import { resourcesOf } from '../../client/api/resources.js';
 import type { Container, Pod } from '../../client/api/types.js';
 import type { EventRecorder } from '../../client/events/recorder.js';
@@ -36,6 +38,9 @@ export interface RuntimeRefusal {
   retry?: boolean;
 }
 
+/** How often a container held by a missing ConfigMap or Secret looks again. */
+export const CONFIG_RETRY_MS = 10_000;
+
 export interface PodWorkerDeps {
   runtime: Runtime;
   runtimeFor(container: Container): Promise<{ runtime: Runtime; scheme: string } | RuntimeRefusal>;
@@ -46,6 +51,8 @@ export interface PodWorkerDeps {
   hostIP: () => string;
   /** Whether this node may run the pod (checked once, before anything starts). */
   admit(pod: Pod): Admission;
+  /** The container's environment from ConfigMaps and Secrets (configenv.ts). */
+  configEnv?(pod: Pod, container: Container): Promise<ConfigEnv>;
   publishStatus(pod: Pod, status: PodStatus): void;
   /**
    * Hands over a deleted pod whose containers have all stopped, with its last status: the
@@ -283,7 +290,28 @@ export class PodWorker {
     }
     this.state.runtimeName = chosen.scheme;
     const restartCount = record.lastExit ? record.restartCount + 1 : record.restartCount;
-    const spec = containerSpec(this.pod, container, restartCount);
+    let fromConfig: Record<string, string> = {};
+    if (usesConfigEnv(container) && this.deps.configEnv) {
+      const resolved = await this.deps.configEnv(this.pod, container);
+      if (this.terminating) return;
+      if ('error' in resolved) {
+        // The kubelet's CreateContainerConfigError: wait, look again, start once it is there.
+        if (record.waiting?.message !== resolved.error)
+          this.deps.recorder.event(this.pod, 'Warning', 'Failed', `Error: ${resolved.error}`);
+        record.waiting = { reason: 'CreateContainerConfigError', message: resolved.error };
+        this.wakeAt(this.deps.clock.now() + CONFIG_RETRY_MS);
+        return;
+      }
+      if (resolved.skipped.length)
+        this.deps.recorder.event(
+          this.pod,
+          'Warning',
+          'InvalidEnvironmentVariableNames',
+          `Keys [${resolved.skipped.join(', ')}] from the EnvFrom configMap or secret were skipped since they are invalid environment variable names.`,
+        );
+      fromConfig = resolved.env;
+    }
+    const spec = containerSpec(this.pod, container, restartCount, fromConfig);
     try {
       const running = await chosen.runtime.start(spec);
       this.runtimes.set(running.id, chosen.runtime);
@@ -448,9 +476,26 @@ export class PodWorker {
 }
 
 /** What the runtime needs to start one container of the pod. */
-export function containerSpec(pod: Pod, container: Container, restartCount: number): ContainerSpec {
+export function containerSpec(
+  pod: Pod,
+  container: Container,
+  restartCount: number,
+  fromConfig: Record<string, string> = {},
+): ContainerSpec {
+  // envFrom first, then env in order (env wins a clash), as the kubelet builds it.
   const env: Record<string, string> = {};
-  for (const e of container.env ?? []) if (e.name) env[e.name] = e.value ?? '';
+  for (const [k, v] of Object.entries(fromConfig)) {
+    if (!container.env?.some((e) => e.name === k)) env[k] = v;
+  }
+  for (const e of container.env ?? []) {
+    if (!e.name) continue;
+    const from = e.valueFrom;
+    if (from?.configMapKeyRef || from?.secretKeyRef) {
+      if (fromConfig[e.name] !== undefined) env[e.name] = fromConfig[e.name];
+      continue;
+    }
+    env[e.name] = from?.fieldRef?.fieldPath ? podFieldValue(pod, from.fieldRef.fieldPath) : (e.value ?? '');
+  }
   const argv = [...(container.command ?? []), ...(container.args ?? [])];
   const limits = resourcesOf(container.resources?.limits);
   return {

@@ -1,11 +1,16 @@
-/** `labctl create -f` (objects from manifests; existing ones are errors) and `labctl create namespace NAME`. */
+/**
+ * `labctl create -f` (objects from manifests; existing ones are errors), `labctl create
+ * namespace NAME`, and `labctl create job NAME --from=cronjob/CRONJOB` (run a CronJob now, as
+ * kubectl does: its job template, owned by it, annotated cronjob.kubernetes.io/instantiate=manual).
+ */
 import type { Command } from 'commander';
 import { kindInfo } from '../../client/api/kinds.js';
+import type { Job } from '../../client/api/types.js';
 import { verb } from '../command.js';
-import { AlreadyReported, formatError } from '../errors.js';
+import { AlreadyReported, CliError, formatError } from '../errors.js';
 import type { Io } from '../io.js';
 import { manifestNamespace, readManifests } from '../manifests.js';
-import { objectRef } from '../resources.js';
+import { kindOrFail, objectRef } from '../resources.js';
 import type { Session } from '../session.js';
 import { filenameOption } from './apply.js';
 
@@ -43,11 +48,45 @@ async function createNamespace(session: Session, opts: CreateOptions, name: stri
   session.io.out(`${objectRef(info, created)} created${opts.dryRun ? ' (dry run)' : ''}\n`);
 }
 
+async function createJobFrom(
+  session: Session,
+  opts: CreateOptions & { from?: string },
+  name: string,
+): Promise<void> {
+  const [type, source] = (opts.from ?? '').split('/');
+  if (!source || kindOrFail(type).kind !== 'CronJob')
+    throw new CliError('give the CronJob to run: --from=cronjob/NAME');
+  const client = session.client();
+  const cj = await client.get('CronJob', source, { namespace: session.namespace });
+  const template = cj.spec?.jobTemplate ?? {};
+  const created = await client.create<Job>(
+    {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {
+        name,
+        namespace: session.namespace,
+        labels: { ...template.metadata?.labels },
+        annotations: { ...template.metadata?.annotations, 'cronjob.kubernetes.io/instantiate': 'manual' },
+        ownerReferences: [
+          { apiVersion: 'batch/v1', kind: 'CronJob', name: source, uid: cj.metadata?.uid, controller: true },
+        ],
+      },
+      spec: template.spec ?? {},
+    },
+    { dryRun: opts.dryRun },
+  );
+  session.io.out(`${objectRef(kindInfo('Job'), created)} created${opts.dryRun ? ' (dry run)' : ''}\n`);
+}
+
 export function createCommand(program: Command, io: Io): void {
   const create_ = filenameOption(program.command('create'), 'the manifests to create')
     .description('create objects from manifests (an object that exists is an error; see apply)')
     .option('--dry-run', 'show what would happen; change nothing')
-    .addHelpText('after', '\nExamples:\n  labctl create -f pod.yaml\n  labctl create namespace lab')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  labctl create -f pod.yaml\n  labctl create namespace lab\n  labctl create job backup-now --from=cronjob/nightly-backup',
+    )
     .action(verb<[], CreateOptions>(io, (s, o) => create(s, o)));
   create_
     .command('namespace')
@@ -56,4 +95,11 @@ export function createCommand(program: Command, io: Io): void {
     .argument('<name>', 'the namespace')
     .option('--dry-run', 'show what would happen; change nothing')
     .action(verb<[string], CreateOptions>(io, (s, o, name) => createNamespace(s, o, name)));
+  create_
+    .command('job')
+    .description("run a CronJob's job now: a Job from its template")
+    .argument('<name>', 'the Job')
+    .requiredOption('--from <cronjob>', 'the CronJob to run, as cronjob/NAME')
+    .option('--dry-run', 'show what would happen; change nothing')
+    .action(verb<[string], CreateOptions & { from?: string }>(io, (s, o, name) => createJobFrom(s, o, name)));
 }

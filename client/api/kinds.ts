@@ -68,6 +68,8 @@ export const KINDS: readonly KindInfo[] = [
   kind('DaemonSet', 'apps/v1', 'daemonsets', { shortNames: ['ds'], namespaced: true, hasStatus: true }),
   kind('ReplicaSet', 'apps/v1', 'replicasets', { shortNames: ['rs'], namespaced: true, hasStatus: true }),
   kind('Deployment', 'apps/v1', 'deployments', { shortNames: ['deploy'], namespaced: true, hasStatus: true }),
+  kind('Job', 'batch/v1', 'jobs', { namespaced: true, hasStatus: true }),
+  kind('CronJob', 'batch/v1', 'cronjobs', { shortNames: ['cj'], namespaced: true, hasStatus: true }),
   kind('ControllerRevision', 'apps/v1', 'controllerrevisions', { namespaced: true, hasStatus: false }),
   kind('NodeMetrics', 'metrics.k8s.io/v1beta1', 'nodemetrics', {
     namespaced: false,
@@ -75,6 +77,7 @@ export const KINDS: readonly KindInfo[] = [
     resource: 'nodes',
   }),
   kind('ConfigMap', 'v1', 'configmaps', { shortNames: ['cm'], namespaced: true, hasStatus: false }),
+  kind('Secret', 'v1', 'secrets', { namespaced: true, hasStatus: false }),
   kind('Service', 'v1', 'services', {
     shortNames: ['svc'],
     namespaced: true,

@@ -9,8 +9,17 @@ import type {
   Deployment,
   ReplicaSet,
 } from '../../proto/gen/kubelab/v1/apps.js';
+import type { CronJob, Job } from '../../proto/gen/kubelab/v1/batch.js';
 import type { Lease } from '../../proto/gen/kubelab/v1/coordination.js';
-import type { ConfigMap, Event, Namespace, Node, Pod, Service } from '../../proto/gen/kubelab/v1/core.js';
+import type {
+  ConfigMap,
+  Event,
+  Namespace,
+  Node,
+  Pod,
+  Secret,
+  Service,
+} from '../../proto/gen/kubelab/v1/core.js';
 import type { NodeMetrics } from '../../proto/gen/kubelab/v1/metrics.js';
 import type { ObjectMeta } from '../../proto/gen/kubelab/v1/meta.js';
 
@@ -30,6 +39,9 @@ export interface KindMap {
   Service: Service;
   ReplicaSet: ReplicaSet;
   Deployment: Deployment;
+  Job: Job;
+  CronJob: CronJob;
+  Secret: Secret;
 }
 
 export type KindName = keyof KindMap;

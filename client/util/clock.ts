@@ -14,15 +14,27 @@ export interface TimerHandle {
 
 let nextId = 1;
 
+/** Node fires a timer longer than this (about 24.8 days) after 1 ms: longer waits go in legs. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+type RealHandle = TimerHandle & { t: NodeJS.Timeout };
+
 export const realClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
-    t.unref?.();
-    return { id: nextId++, t } as TimerHandle & { t: NodeJS.Timeout };
+    const handle = { id: nextId++ } as RealHandle;
+    const arm = (left: number) => {
+      handle.t = setTimeout(
+        left > MAX_TIMER_MS ? () => arm(left - MAX_TIMER_MS) : fn,
+        Math.min(left, MAX_TIMER_MS),
+      );
+      handle.t.unref?.();
+    };
+    arm(Math.max(0, ms));
+    return handle;
   },
   clearTimeout(handle) {
-    clearTimeout((handle as TimerHandle & { t: NodeJS.Timeout }).t);
+    clearTimeout((handle as RealHandle).t);
   },
 };
 

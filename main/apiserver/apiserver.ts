@@ -55,7 +55,8 @@ import { decodeStored, encodeForStore, kindPrefix, objectKey } from './codec.js'
 import { EventExpiry } from './eventttl.js';
 import { DEFAULT_MAX_OBJECT_BYTES, intakeObject, tooLarge, type Intake } from './intake.js';
 import { ManifestReader, parseApiError } from './manifests.js';
-import { nodeCanRead, nodeRestriction } from './noderestriction.js';
+import { nodeCanRead, nodeMayReadConfig, nodeRestriction } from './noderestriction.js';
+import { needsRedaction, redactEntry, redactSecret } from './redaction.js';
 import { applyPatch, patchKind, readPatch } from './patch.js';
 import {
   apply,
@@ -224,18 +225,20 @@ export class ApiServer implements LocalApi {
       if (name.length > MAX_OBJECT_NAME) throw notFound(info.kind, name, namespace);
       const rv = resourceVersionOf(req.resourceVersion);
       const key = objectKey(info, namespace, name);
+      if (id.role === 'node' && (info.kind === 'Secret' || info.kind === 'ConfigMap'))
+        nodeMayReadConfig(id, info, namespace ?? '', name, this.podsBoundTo(id.nodeName, namespace));
       if (rv !== undefined) {
         if (rv > 0 && !(await this.backend(info).cacher.waitFor(rv))) throw tooLargeResourceVersion(rv);
         const cached = this.backend(info).cacher.cache(info).get(key);
         if (!cached) throw notFound(info.kind, name, namespace);
         nodeCanRead(id, info, cached.object);
-        return cached.object;
+        return needsRedaction(id, info) ? redactSecret(cached.object) : cached.object;
       }
       const kv = await this.backend(info).storage.get(key);
       if (!kv) throw notFound(info.kind, name, namespace);
       const obj = decodeStored(kv.value, kv.modRevision);
       nodeCanRead(id, info, obj);
-      return obj;
+      return needsRedaction(id, info) ? redactSecret(obj) : obj;
     });
   }
 
@@ -245,6 +248,12 @@ export class ApiServer implements LocalApi {
   }
 
   async listCached(id: Identity, req: ListRequest): Promise<CachedList> {
+    const list = await this.listCachedAsStored(id, req);
+    if (!needsRedaction(id, this.strategyOf(req.kind).info)) return list;
+    return { ...list, items: list.items.map(redactEntry) };
+  }
+
+  private async listCachedAsStored(id: Identity, req: ListRequest): Promise<CachedList> {
     return this.guard(async () => {
       const strategy = this.strategyOf(req.kind);
       const info = strategy.info;
@@ -404,8 +413,9 @@ export class ApiServer implements LocalApi {
 
       let timer: ReturnType<Clock['setTimeout']> | undefined;
       let ended = false;
+      const redact = needsRedaction(id, info);
       const wrapped: WatchSink = {
-        event: (type, obj) => !ended && sink.event(type, obj),
+        event: (type, obj) => !ended && sink.event(type, redact ? redactEntry(obj) : obj),
         bookmark: (r, end) => {
           if (!ended) sink.bookmark(r, end);
         },
@@ -664,7 +674,8 @@ export class ApiServer implements LocalApi {
       recordFields(obj);
       const generated = !meta.name;
       for (let attempt = 0; ; attempt++) {
-        if (generated) meta.name = meta.generateName + randomSuffix();
+        // The base is cut to 58 characters so the name stays within 63 (Kubernetes' SimpleNameGenerator).
+        if (generated) meta.name = meta.generateName!.slice(0, MAX_GENERATED_NAME_BASE) + randomSuffix();
         const key = objectKey(info, namespace, meta.name!);
         if (dryRun) return obj;
         try {
@@ -1371,6 +1382,16 @@ export class ApiServer implements LocalApi {
     return cached && cached.rv === kv.modRevision ? cached.object : decodeStored(kv.value, kv.modRevision);
   }
 
+  /** The pods of a namespace bound to a node, from the watch cache. */
+  private podsBoundTo(nodeName: string | undefined, namespace: string | undefined): Pod[] {
+    const info = kindOf('Pod');
+    return this.backend(info)
+      .cacher.cache(info)
+      .list({ namespace })
+      .items.map((i) => i.object as Pod)
+      .filter((p) => p.spec?.nodeName === nodeName);
+  }
+
   private encode(obj: KubeObject): string {
     const json = encodeForStore(obj);
     if (json.length > this.maxObjectBytes) throw tooLarge(json.length, this.maxObjectBytes);
@@ -1447,6 +1468,8 @@ function fillEmptyParts(info: KindInfo, obj: KubeObject): void {
   if (fieldNames(info.messageType).includes('spec')) o.spec ??= {};
   if (info.hasStatus) o.status ??= {};
 }
+
+const MAX_GENERATED_NAME_BASE = 58;
 
 function randomSuffix(): string {
   let s = '';

@@ -1,7 +1,7 @@
 /**
  * The node authorizer (Kubernetes' Node authorizer): a node credential reads what its node
- * needs — its Node, its Lease, its NodeMetrics, the pods bound to it and their logs,
- * namespaces — and writes only its own objects. This decides on the request line;
+ * needs — its Node, its Lease, its NodeMetrics, the pods bound to it and their logs, the
+ * Secrets and ConfigMaps those pods use, namespaces — and writes only its own objects. This decides on the request line;
  * NodeRestriction (admission) checks the objects themselves (which node a pod is bound to,
  * what an event is about).
  */
@@ -71,6 +71,11 @@ export function nodeAuthorizer(id: Identity, attrs: RequestAttributes): void {
         default:
           return deny('nodes may not create pods');
       }
+    case 'Secret':
+    case 'ConfigMap':
+      // One by name; which ones (those its pods use) is checked against the pods (nodeMayReadConfig).
+      if (attrs.verb === 'get') return;
+      return deny(`nodes may only get ${attrs.info.plural} by name, those the pods bound to them use`);
     case 'Event':
       if (attrs.verb === 'create' || attrs.verb === 'patch' || attrs.verb === 'update') return; // About itself or its pods: NodeRestriction.
       return deny('nodes may only write events');

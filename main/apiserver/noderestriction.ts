@@ -10,6 +10,7 @@ import { kindInfo, type KindInfo } from '../../client/api/kinds.js';
 import type { Identity } from '../../client/api/local.js';
 import type { Event, KubeObject, Node, Pod } from '../../client/api/types.js';
 import { deepEqual } from '../../client/util/objects.js';
+import { podReferences } from '../../client/api/podrefs.js';
 import { NODE_LEASE_NAMESPACE } from '../../client/api/wellknown.js';
 import type { AdmissionContext } from './admission.js';
 
@@ -149,4 +150,24 @@ export function nodeCanRead(id: Identity, info: KindInfo, obj: KubeObject, subre
       { kind: 'Pod', name: pod.metadata?.name, namespace: pod.metadata?.namespace },
     );
   throw denied(id, `read pod ${key}, which is not bound to it`);
+}
+
+/**
+ * A node may get a Secret or ConfigMap only when a pod bound to it uses it (the Node
+ * authorizer's graph), checked before the object is read, so a node cannot even learn whether
+ * others exist. `boundPods` are the namespace's pods on that node.
+ */
+export function nodeMayReadConfig(
+  id: Identity,
+  info: KindInfo,
+  namespace: string,
+  name: string,
+  boundPods: Pod[],
+): void {
+  if (id.role !== 'node' || (info.kind !== 'Secret' && info.kind !== 'ConfigMap')) return;
+  const used = boundPods.some((p) => {
+    const refs = podReferences(p);
+    return (info.kind === 'Secret' ? refs.secrets : refs.configMaps).has(name);
+  });
+  if (!used) throw denied(id, `get ${info.singular} ${namespace}/${name}: no pod bound to it uses it`);
 }

@@ -54,6 +54,8 @@ const MERGE_KEYS: Record<string, Record<string, MergeRule>> = {
   DaemonSet: TEMPLATED,
   ReplicaSet: TEMPLATED,
   Deployment: TEMPLATED,
+  Job: TEMPLATED,
+  CronJob: { ...METADATA, ...under('spec.jobTemplate.spec.template.spec', POD_SPEC) },
   Node: {
     ...METADATA,
     'spec.podCIDRs': '',

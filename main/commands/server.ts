@@ -21,6 +21,7 @@ interface ServerFlags extends ControllerFlags {
   store: 'sqlite' | 'etcd';
   etcdEndpoints?: string;
   etcdPrefix: string;
+  encryptionKeyFile?: string;
   plaintext: boolean;
   tlsSan?: string;
   maxConnectionsPerAddress: number;
@@ -114,6 +115,10 @@ export function serverCommand(program: Command): void {
     )
     .option('--etcd-endpoints <urls>', 'comma-separated etcd client URLs (with --store etcd)')
     .option('--etcd-prefix <prefix>', 'key prefix in etcd', '/kubelab')
+    .option(
+      '--encryption-key-file <file>',
+      'the keys Secrets are encrypted with at rest (default <data-dir>/secrets-encryption.key, made on first start; replicas on one etcd must share it)',
+    )
     .option('--plaintext', 'serve without TLS (only on a loopback address, for development)', false)
     .option('--tls-san <names>', 'extra comma-separated names or addresses for the serving certificate')
     .option(
@@ -187,6 +192,7 @@ export function serverCommand(program: Command): void {
         store: flags.store,
         etcdEndpoints: splitList(flags.etcdEndpoints),
         etcdPrefix: flags.etcdPrefix,
+        ...(flags.encryptionKeyFile ? { encryptionKeyFile: resolve(flags.encryptionKeyFile) } : {}),
         plaintext: flags.plaintext,
         tlsSans: splitList(flags.tlsSan),
         serverLimits: { maxConnectionsPerAddress: flags.maxConnectionsPerAddress },

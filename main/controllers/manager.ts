@@ -14,15 +14,18 @@ import { LeaderElector } from '../../client/leaderelection/elector.js';
 import { realClock, type Clock } from '../../client/util/clock.js';
 import { prometheusQueueMetrics } from '../../client/workqueue/metrics.js';
 import type { Logger } from '../logging.js';
+import { cronJobController } from './cronjob/controller.js';
 import { daemonSetController } from './daemonset/controller.js';
 import { deploymentController } from './deployment/controller.js';
 import { garbageCollectorController } from './gc/controller.js';
+import { jobController } from './job/controller.js';
 import { namespaceController } from './namespace/controller.js';
 import { nodeLifecycleController } from './nodelifecycle/controller.js';
 import { podGCController } from './podgc/controller.js';
 import { replicaSetController } from './replicaset/controller.js';
 import { schedulerController } from './scheduler/controller.js';
 import { taintEvictionController } from './tainteviction/controller.js';
+import { ttlAfterFinishedController } from './ttlafterfinished/controller.js';
 import type { Controller, ControllerConfig, ControllerContext, ControllerDefinition } from './types.js';
 
 /** Every controller this build knows, in start order. */
@@ -35,6 +38,9 @@ export const CONTROLLERS: ControllerDefinition[] = [
   daemonSetController,
   replicaSetController,
   deploymentController,
+  jobController,
+  cronJobController,
+  ttlAfterFinishedController,
   podGCController,
 ];
 

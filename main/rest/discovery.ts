@@ -31,7 +31,7 @@ const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 
 /** Kinds `kubectl get all` shows (Kubernetes puts its workloads in the category "all"). */
-const CATEGORY_ALL = new Set(['Pod', 'Service', 'DaemonSet', 'ReplicaSet', 'Deployment']);
+const CATEGORY_ALL = new Set(['Pod', 'Service', 'DaemonSet', 'ReplicaSet', 'Deployment', 'Job', 'CronJob']);
 
 interface Subresource {
   name: string;

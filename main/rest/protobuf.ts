@@ -2,7 +2,8 @@
  * Kubernetes' protobuf request bodies (`application/vnd.kubernetes.protobuf`), read into the
  * JSON shape the rest of the REST door works on. kubectl 1.31 and later send protobuf for the
  * writes made through client-go's typed clients and do not fall back to JSON on a 415:
- * `kubectl create namespace`, `create configmap` and `create deployment`, the DeleteOptions and Eviction of
+ * `kubectl create namespace`, `create configmap`, `create secret`, `create deployment`,
+ * `create job` and `create cronjob`, the DeleteOptions and Eviction of
  * `kubectl drain`, the reviews of `kubectl auth can-i`. The messages read are those, with the field numbers of k8s.io/api's
  * generated.proto; every other kind's protobuf body gets a 415 asking for JSON, which is what
  * kubectl's dynamic client (`get`, `apply`, `run`, `patch`…) sends anyway.
@@ -164,10 +165,25 @@ const podSpec: Message = strict({
   19: { name: 'schedulerName', type: 'string' },
   20: { name: 'initContainers', type: container, repeated: true },
   24: { name: 'priorityClassName', type: 'string' },
+  30: { name: 'enableServiceLinks', type: 'bool', presence: true },
+  32: { name: 'priority', type: 'int32', presence: true },
 });
 const podTemplateSpec: Message = strict({
   1: { name: 'metadata', type: objectMeta },
   2: { name: 'spec', type: podSpec },
+});
+
+const jobSpec: Message = strict({
+  1: { name: 'parallelism', type: 'int32', presence: true },
+  2: { name: 'completions', type: 'int32', presence: true },
+  3: { name: 'activeDeadlineSeconds', type: 'int64', presence: true },
+  4: { name: 'selector', type: labelSelector },
+  5: { name: 'manualSelector', type: 'bool', presence: true },
+  6: { name: 'template', type: podTemplateSpec },
+  7: { name: 'backoffLimit', type: 'int32', presence: true },
+  8: { name: 'ttlSecondsAfterFinished', type: 'int32', presence: true },
+  9: { name: 'completionMode', type: 'string' },
+  10: { name: 'suspend', type: 'bool', presence: true },
 });
 
 /** The kinds read from protobuf, by kind; each with the apiVersions it is sent as. */
@@ -217,6 +233,42 @@ const MESSAGES: Record<string, { apiVersions: string[]; message: Message }> = {
           9: { name: 'progressDeadlineSeconds', type: 'int32', presence: true },
         }),
       },
+    },
+  },
+  Job: {
+    apiVersions: ['batch/v1'],
+    message: { 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: jobSpec } },
+  },
+  CronJob: {
+    apiVersions: ['batch/v1'],
+    message: {
+      1: { name: 'metadata', type: objectMeta },
+      2: {
+        name: 'spec',
+        type: strict({
+          1: { name: 'schedule', type: 'string' },
+          2: { name: 'startingDeadlineSeconds', type: 'int64', presence: true },
+          3: { name: 'concurrencyPolicy', type: 'string' },
+          4: { name: 'suspend', type: 'bool', presence: true },
+          5: {
+            name: 'jobTemplate',
+            type: strict({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: jobSpec } }),
+          },
+          6: { name: 'successfulJobsHistoryLimit', type: 'int32', presence: true },
+          7: { name: 'failedJobsHistoryLimit', type: 'int32', presence: true },
+          8: { name: 'timeZone', type: 'string', presence: true },
+        }),
+      },
+    },
+  },
+  Secret: {
+    apiVersions: ['v1'],
+    message: {
+      1: { name: 'metadata', type: objectMeta },
+      2: { name: 'data', type: 'bytes', map: true },
+      3: { name: 'type', type: 'string' },
+      4: { name: 'stringData', type: 'string', map: true },
+      5: { name: 'immutable', type: 'bool', presence: true },
     },
   },
   DeleteOptions: { apiVersions: ['v1', 'meta.k8s.io/v1', 'policy/v1'], message: deleteOptions },

@@ -140,3 +140,35 @@ it('pauses and resumes: a paused Deployment holds its template change until resu
   expect((await c.run(['rollout', 'status', 'deploy/web', '--timeout=60s'])).code).toBe(0);
   expect(await rsCount()).toBe(3);
 });
+
+it('runs a CronJob now with create job --from', async () => {
+  await c.admin.create({
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
+    metadata: { name: 'nightly', namespace: 'default' },
+    spec: {
+      schedule: '0 3 * * *',
+      jobTemplate: {
+        metadata: { labels: { app: 'backup' } },
+        spec: {
+          template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'restic:1' }] } },
+        },
+      },
+    },
+  });
+  expect((await c.run(['create', 'job', 'backup-now', '--from=cronjob/nightly'])).stdout).toBe(
+    'job.batch/backup-now created\n',
+  );
+  const job = await c.admin.get('Job', 'backup-now', { namespace: 'default' });
+  expect(job.metadata?.labels).toMatchObject({ app: 'backup' });
+  expect(job.metadata?.annotations?.['cronjob.kubernetes.io/instantiate']).toBe('manual');
+  expect(job.metadata?.ownerReferences?.[0]).toMatchObject({
+    kind: 'CronJob',
+    name: 'nightly',
+    controller: true,
+  });
+  const wrong = await c.run(['create', 'job', 'x', '--from=deployment/web']);
+  expect(wrong).toMatchObject({ code: 1, stderr: 'error: give the CronJob to run: --from=cronjob/NAME\n' });
+  const table = await c.run(['get', 'cronjobs']);
+  expect(tableCells(table.stdout)[1].slice(0, 5)).toEqual(['nightly', '0 3 * * *', '<none>', 'False', '0']);
+});

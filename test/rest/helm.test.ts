@@ -1,9 +1,9 @@
 /**
- * Helm against kubelab, as a user runs it: a small chart that creates a DaemonSet, installed,
- * listed, upgraded and uninstalled with the real helm binaries of `npm run fetch:kubectl` — Helm
- * 3 and Helm 4 — keeping their releases in ConfigMaps (`HELM_DRIVER=configmap`; kubelab has no
- * Secrets yet, Helm's default store). Helm 4 installs and upgrades with server-side apply, its
- * default; Helm 3 with creates and three-way patches.
+ * Helm against kubelab, as a user runs it: a small chart that creates a DaemonSet and a
+ * Deployment, installed (with --wait), listed, upgraded and uninstalled with the real helm
+ * binaries of `npm run fetch:kubectl` — Helm 3 and Helm 4 — keeping their releases where Helm
+ * keeps them by default, in Secrets (protobuf from Helm, encrypted at rest). Helm 4 installs and
+ * upgrades with server-side apply, its default; Helm 3 with creates and three-way patches.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,6 +42,21 @@ spec:
       containers: [{name: exporter, image: "{{ .Values.image }}"}]
 `,
   );
+  writeFileSync(
+    join(chart, 'templates', 'deployment.yaml'),
+    `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: {{ .Release.Name }}-web}}
+  template:
+    metadata: {labels: {app: {{ .Release.Name }}-web}}
+    spec:
+      containers: [{name: web, image: "web:1"}]
+`,
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -55,7 +70,7 @@ describe.each([
   const release = `h${helm}`;
   const helmRun = (args: string[]) =>
     run(join(ROOT, '.cache', 'kubectl', minor, 'helm'), args, {
-      env: { PATH: process.env.PATH, HOME: c.home, KUBECONFIG: kubeconfig, HELM_DRIVER: 'configmap' },
+      env: { PATH: process.env.PATH, HOME: c.home, KUBECONFIG: kubeconfig },
     });
 
   it('installs a chart, lists it, upgrades it and uninstalls it', async () => {
@@ -65,12 +80,16 @@ describe.each([
     expect(ds.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
     expect(ds.status?.numberReady).toBe(2);
     expect(ds.metadata?.managedFields?.find((e) => e.operation === operation)?.manager).toMatch(/^helm$/i);
-    // The release itself, in a ConfigMap of Helm's own.
-    const stored = await c.admin.list('ConfigMap', {
+    const web = await c.admin.get('Deployment', `${release}-web`, { namespace: 'default' });
+    expect(web.status?.availableReplicas).toBe(2);
+    // The release itself, in a Secret of Helm's own.
+    const stored = await c.admin.list('Secret', {
       namespace: 'default',
       labelSelector: `owner=helm,name=${release}`,
     });
-    expect(stored.items.map((cm) => cm.metadata?.name)).toEqual([`sh.helm.release.v1.${release}.v1`]);
+    expect(stored.items.map((s) => [s.metadata?.name, s.type])).toEqual([
+      [`sh.helm.release.v1.${release}.v1`, 'helm.sh/release.v1'],
+    ]);
     expect((await helmRun(['list', '--short'])).stdout.split('\n')).toContain(release);
 
     const upgraded = await helmRun(['upgrade', release, chart, '--set', 'image=exporter:2']);
@@ -87,7 +106,7 @@ describe.each([
           .then(() => false, isNotFound)) === true,
       'the DaemonSet to be gone',
     );
-    const left = await c.admin.list('ConfigMap', {
+    const left = await c.admin.list('Secret', {
       namespace: 'default',
       labelSelector: `owner=helm,name=${release}`,
     });

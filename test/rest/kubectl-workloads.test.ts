@@ -1,6 +1,7 @@
 /**
- * The real kubectl with Deployments on a kubelab cluster of hollow nodes, as a Kubernetes user
- * works: `create deployment` (protobuf from kubectl 1.31 on), get, `scale` through the scale
+ * The real kubectl with Deployments, Jobs and CronJobs on a kubelab cluster of hollow nodes, as
+ * a Kubernetes user works: `create deployment|cronjob|job` (protobuf from kubectl 1.31 on), `create
+ * job --from=cronjob/…`, get, `scale` through the scale
  * subresource (a merge patch, and a PUT with --current-replicas), `set image`, `rollout
  * status|history|undo|restart|pause|resume`, describe — asserting on what kubectl prints and on
  * the cluster's state.
@@ -115,6 +116,62 @@ describe.each(KUBECTLS.map((k) => k.minor))('kubectl %s', (minor) => {
     );
     expect(described.stdout).toMatch(/NewReplicaSet:\s+web-[\w-]+ \(2\/2 replicas created\)/);
     expect(described.stdout).toMatch(/ScalingReplicaSet\s+.*deployment-controller\s+Scaled up replica set/);
+  });
+
+  it('creates a CronJob and Jobs with its generators (protobuf), one from the CronJob, and runs them', async () => {
+    const cj = `nightly-${minor.replace('.', '-')}`;
+    const created = await run([
+      'create',
+      'cronjob',
+      cj,
+      '--image=restic:1',
+      '--schedule=0 3 * * *',
+      '--',
+      'restic',
+      'backup',
+    ]);
+    expect(created, created.stderr).toMatchObject({ code: 0, stdout: `cronjob.batch/${cj} created\n` });
+    const table = await run(['get', 'cronjob', cj]);
+    expect(table.stdout.split('\n')[0].split(/\s{2,}/)).toEqual([
+      'NAME',
+      'SCHEDULE',
+      'TIMEZONE',
+      'SUSPEND',
+      'ACTIVE',
+      'LAST SCHEDULE',
+      'AGE',
+    ]);
+    expect(
+      table.stdout
+        .split('\n')[1]
+        .split(/\s{2,}/)
+        .slice(0, 6),
+    ).toEqual([cj, '0 3 * * *', '<none>', 'False', '0', '<none>']);
+    const now = await run(['create', 'job', `${cj}-now`, `--from=cronjob/${cj}`]);
+    expect(now, now.stderr).toMatchObject({ code: 0, stdout: `job.batch/${cj}-now created\n` });
+    const job = await c.admin.get('Job', `${cj}-now`, { namespace: 'default' });
+    expect(job.metadata?.annotations?.['cronjob.kubernetes.io/instantiate']).toBe('manual');
+    expect(job.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'CronJob', name: cj });
+    expect(job.spec?.template?.spec?.containers?.[0]).toMatchObject({
+      image: 'restic:1',
+      command: ['restic', 'backup'],
+    });
+    const hello = `hello-${minor.replace('.', '-')}`;
+    expect((await run(['create', 'job', hello, '--image=busybox', '--', 'echo', 'hi'])).code).toBe(0);
+    // Hollow containers run until stopped: the Jobs are Running with their one pod.
+    await eventually(
+      async () => (await c.admin.get('Job', hello, { namespace: 'default' })).status?.active === 1,
+      'the Job to run its pod',
+    );
+    const jobs = await run(['get', 'job', hello]);
+    expect(jobs.stdout.split('\n')[0].split(/\s{2,}/)).toEqual([
+      'NAME',
+      'STATUS',
+      'COMPLETIONS',
+      'DURATION',
+      'AGE',
+    ]);
+    expect(jobs.stdout.split('\n')[1].split(/\s+/).slice(0, 3)).toEqual([hello, 'Running', '0/1']);
   });
 
   it('deletes the Deployment and, through the garbage collector, its ReplicaSets and pods', async () => {

@@ -125,6 +125,7 @@ describe('the Kubernetes REST API', () => {
     expect(groups.groups.map((g) => g.name)).toEqual([
       'coordination.k8s.io',
       'apps',
+      'batch',
       'metrics.k8s.io',
       'authorization.k8s.io',
     ]);

@@ -8,6 +8,7 @@ import { eventColumns } from './event.js';
 import { nodeColumns } from './node.js';
 import {
   configMapColumns,
+  secretColumns,
   serviceColumns,
   controllerRevisionColumns,
   genericColumns,
@@ -17,7 +18,7 @@ import {
 } from './others.js';
 import { podColumns } from './pod.js';
 import type { KindColumns } from './types.js';
-import { deploymentColumns, replicaSetColumns } from './workloads.js';
+import { cronJobColumns, deploymentColumns, jobColumns, replicaSetColumns } from './workloads.js';
 
 const byKind: Partial<Record<KindName, KindColumns<never>>> = {
   Pod: podColumns,
@@ -32,6 +33,9 @@ const byKind: Partial<Record<KindName, KindColumns<never>>> = {
   Service: serviceColumns,
   ReplicaSet: replicaSetColumns,
   Deployment: deploymentColumns,
+  Job: jobColumns,
+  CronJob: cronJobColumns,
+  Secret: secretColumns,
 };
 
 export function columnsFor(kind: KindName): KindColumns<KubeObject> {

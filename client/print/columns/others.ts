@@ -10,6 +10,7 @@ import type {
   Lease,
   Namespace,
   NodeMetrics,
+  Secret,
   Service,
 } from '../../api/types.js';
 import { ageOf } from '../age.js';
@@ -33,6 +34,17 @@ export const configMapColumns: KindColumns<ConfigMap> = {
     cm.metadata?.name ?? '',
     String(Object.keys(cm.data ?? {}).length + Object.keys(cm.binaryData ?? {}).length),
     ageOf(cm.metadata?.creationTimestamp, now),
+  ],
+};
+
+/** kubectl's Secret table: its type and how many keys it has (never their values). */
+export const secretColumns: KindColumns<Secret> = {
+  headers: fixed(['NAME', 'TYPE', 'DATA', 'AGE']),
+  cells: (s, now) => [
+    s.metadata?.name ?? '',
+    s.type ?? 'Opaque',
+    String(Object.keys(s.data ?? {}).length),
+    ageOf(s.metadata?.creationTimestamp, now),
   ],
 };
 

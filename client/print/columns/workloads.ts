@@ -1,11 +1,12 @@
 /**
- * ReplicaSets (NAME DESIRED CURRENT READY AGE) and Deployments (NAME READY UP-TO-DATE
- * AVAILABLE AGE), as kubectl's printReplicaSet and printDeployment; wide adds CONTAINERS
- * IMAGES SELECTOR.
+ * ReplicaSets (NAME DESIRED CURRENT READY AGE), Deployments (NAME READY UP-TO-DATE AVAILABLE
+ * AGE), Jobs (NAME STATUS COMPLETIONS DURATION AGE) and CronJobs (NAME SCHEDULE TIMEZONE
+ * SUSPEND ACTIVE LAST SCHEDULE AGE), as kubectl's printers; wide adds CONTAINERS IMAGES
+ * SELECTOR.
  */
-import type { Deployment, PodTemplateSpec, ReplicaSet } from '../../api/types.js';
+import type { CronJob, Deployment, Job, PodTemplateSpec, ReplicaSet } from '../../api/types.js';
 import type { LabelSelector } from '../../../proto/gen/kubelab/v1/meta.js';
-import { ageOf } from '../age.js';
+import { ageOf, humanDuration } from '../age.js';
 import { selectorText } from './daemonset.js';
 import { appendedHeaders, orNone, type KindColumns } from './types.js';
 
@@ -46,5 +47,58 @@ export const deploymentColumns: KindColumns<Deployment> = {
       ageOf(d.metadata?.creationTimestamp, now),
     ];
     return wide ? [...cells, ...wideCells(d.spec?.template, d.spec?.selector)] : cells;
+  },
+};
+
+/** kubectl's Job STATUS: the first finished-or-paused condition that holds, else Running. */
+export function jobStatus(job: Job): string {
+  const holds = (type: string) => job.status?.conditions?.some((c) => c.type === type && c.status === 'True');
+  for (const type of ['Complete', 'Failed', 'Suspended', 'FailureTarget', 'SuccessCriteriaMet'])
+    if (holds(type)) return type;
+  return 'Running';
+}
+
+export const jobColumns: KindColumns<Job> = {
+  headers: appendedHeaders(['NAME', 'STATUS', 'COMPLETIONS', 'DURATION', 'AGE'], WIDE),
+  cells(job, now, wide) {
+    const s = job.status ?? {};
+    const spec = job.spec ?? {};
+    const completions =
+      spec.completions !== undefined
+        ? `${s.succeeded ?? 0}/${spec.completions}`
+        : (spec.parallelism ?? 1) > 1
+          ? `${s.succeeded ?? 0}/1 of ${spec.parallelism}`
+          : `${s.succeeded ?? 0}/1`;
+    const start = s.startTime ? Date.parse(s.startTime) : NaN;
+    const end = s.completionTime ? Date.parse(s.completionTime) : now;
+    const cells = [
+      job.metadata?.name ?? '',
+      jobStatus(job),
+      completions,
+      Number.isFinite(start) ? humanDuration(end - start) : '',
+      ageOf(job.metadata?.creationTimestamp, now),
+    ];
+    return wide ? [...cells, ...wideCells(spec.template, spec.selector)] : cells;
+  },
+};
+
+export const cronJobColumns: KindColumns<CronJob> = {
+  headers: appendedHeaders(
+    ['NAME', 'SCHEDULE', 'TIMEZONE', 'SUSPEND', 'ACTIVE', 'LAST SCHEDULE', 'AGE'],
+    WIDE,
+  ),
+  cells(cj, now, wide) {
+    const spec = cj.spec ?? {};
+    const cells = [
+      cj.metadata?.name ?? '',
+      spec.schedule ?? '',
+      spec.timeZone ?? '<none>',
+      spec.suspend ? 'True' : 'False',
+      String(cj.status?.active?.length ?? 0),
+      cj.status?.lastScheduleTime ? ageOf(cj.status.lastScheduleTime, now) : '<none>',
+      ageOf(cj.metadata?.creationTimestamp, now),
+    ];
+    const jobSpec = spec.jobTemplate?.spec;
+    return wide ? [...cells, ...wideCells(jobSpec?.template, jobSpec?.selector)] : cells;
   },
 };

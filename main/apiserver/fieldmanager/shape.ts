@@ -40,6 +40,8 @@ const ATOMIC_VALUES: Record<string, readonly string[]> = {
   DaemonSet: ['spec.selector', 'spec.template.spec.nodeSelector'],
   ReplicaSet: ['spec.selector', 'spec.template.spec.nodeSelector'],
   Deployment: ['spec.selector', 'spec.template.spec.nodeSelector'],
+  Job: ['spec.selector', 'spec.template.spec.nodeSelector'],
+  CronJob: ['spec.jobTemplate.spec.selector', 'spec.jobTemplate.spec.template.spec.nodeSelector'],
 };
 
 const shapes = new Map<string, Shape>();

@@ -3,15 +3,18 @@ import { KINDS, type KindInfo } from '../../../client/api/kinds.js';
 import type { KubeObject } from '../../../client/api/types.js';
 import { configMapStrategy } from './configmap.js';
 import { controllerRevisionStrategy } from './controllerrevision.js';
+import { cronJobStrategy } from './cronjob.js';
 import { daemonSetStrategy } from './daemonset.js';
 import { deploymentStrategy } from './deployment.js';
 import { eventStrategy } from './event.js';
+import { jobStrategy } from './job.js';
 import { leaseStrategy } from './lease.js';
 import { namespaceStrategy } from './namespace.js';
 import { nodeStrategy } from './node.js';
 import { nodeMetricsStrategy } from './nodemetrics.js';
 import { podStrategy } from './pod.js';
 import { replicaSetStrategy } from './replicaset.js';
+import { secretStrategy } from './secret.js';
 import { serviceStrategy } from './service.js';
 import type { Strategy } from './strategy.js';
 
@@ -28,6 +31,9 @@ const STRATEGIES: Strategy<any>[] = [
   serviceStrategy,
   replicaSetStrategy,
   deploymentStrategy,
+  jobStrategy,
+  cronJobStrategy,
+  secretStrategy,
 ];
 
 export class Registry {

@@ -2,6 +2,7 @@
  * Pod spec validation (Kubernetes' ValidatePodSpec), shared by pods and pod templates.
  */
 import { parseQuantity } from '../../../client/api/quantity.js';
+import { configKeyErrors } from '../registry/configmap.js';
 import type {
   Container,
   NodeSelectorTerm,
@@ -34,6 +35,19 @@ export const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
 export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 const STANDARD_RESOURCES = ['cpu', 'memory', 'ephemeral-storage', 'pods'];
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+
+/** The pod fields an environment variable may take (the downward API; labels and annotations by key too). */
+const ENV_FIELD_PATHS = [
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'spec.nodeName',
+  'spec.serviceAccountName',
+  'status.hostIP',
+  'status.hostIPs',
+  'status.podIP',
+  'status.podIPs',
+];
 
 export function validatePodSpec(spec: PodSpec | undefined, path: string): FieldError[] {
   const errors: FieldError[] = [];
@@ -180,16 +194,55 @@ function validateContainer(
     if (e.value !== undefined && e.value !== '' && e.valueFrom)
       errors.push(invalid(`${p}.valueFrom`, '', 'may not be specified when `value` is not empty'));
     if (e.valueFrom) {
-      const sources = [e.valueFrom.fieldRef, e.valueFrom.resourceFieldRef].filter(Boolean).length;
+      const from = e.valueFrom;
+      const sources = [from.fieldRef, from.resourceFieldRef, from.configMapKeyRef, from.secretKeyRef].filter(
+        Boolean,
+      ).length;
       if (sources !== 1)
         errors.push(
-          invalid(`${p}.valueFrom`, '', 'must specify exactly one of fieldRef or resourceFieldRef'),
+          invalid(
+            `${p}.valueFrom`,
+            '',
+            'may not have more than one field specified at a time: fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef',
+          ),
         );
-      if (e.valueFrom.fieldRef && !e.valueFrom.fieldRef.fieldPath)
-        errors.push(required(`${p}.valueFrom.fieldRef.fieldPath`));
+      for (const [field, ref] of [
+        ['configMapKeyRef', from.configMapKeyRef],
+        ['secretKeyRef', from.secretKeyRef],
+      ] as const) {
+        if (!ref) continue;
+        if (!ref.name) errors.push(required(`${p}.valueFrom.${field}.name`));
+        if (!ref.key) errors.push(required(`${p}.valueFrom.${field}.key`));
+        else
+          for (const m of configKeyErrors(ref.key))
+            errors.push(invalid(`${p}.valueFrom.${field}.key`, ref.key, m));
+      }
+      const fieldPath = e.valueFrom.fieldRef?.fieldPath;
+      if (e.valueFrom.fieldRef && !fieldPath) errors.push(required(`${p}.valueFrom.fieldRef.fieldPath`));
+      else if (
+        fieldPath &&
+        !ENV_FIELD_PATHS.includes(fieldPath) &&
+        !/^metadata\.(labels|annotations)\['.+'\]$/.test(fieldPath)
+      )
+        errors.push(notSupported(`${p}.valueFrom.fieldRef.fieldPath`, fieldPath, ENV_FIELD_PATHS));
       if (e.valueFrom.resourceFieldRef && !e.valueFrom.resourceFieldRef.resource)
         errors.push(required(`${p}.valueFrom.resourceFieldRef.resource`));
     }
+  });
+  (c.envFrom ?? []).forEach((f, i) => {
+    const p = `${path}.envFrom[${i}]`;
+    if (!!f.configMapRef === !!f.secretRef)
+      errors.push(invalid(p, '', 'must specify exactly one of configMapRef or secretRef'));
+    if (f.configMapRef && !f.configMapRef.name) errors.push(required(`${p}.configMapRef.name`));
+    if (f.secretRef && !f.secretRef.name) errors.push(required(`${p}.secretRef.name`));
+    if (f.prefix && !/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(f.prefix))
+      errors.push(
+        invalid(
+          `${p}.prefix`,
+          f.prefix,
+          'a valid environment variable name must consist of alphabetic characters, digits, "_", "-" or ".", and must not start with a digit',
+        ),
+      );
   });
   validateResources(c, `${path}.resources`, errors);
   (c.volumeMounts ?? []).forEach((m, i) => {

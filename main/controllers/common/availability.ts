@@ -1,5 +1,5 @@
-/** When a pod counts as available (podutil.IsPodAvailable), for every controller of pods. */
-import { isPodReady } from '../../../client/api/pods.js';
+/** When a pod counts as active (FilterActivePods) and available (podutil.IsPodAvailable), for every controller of pods. */
+import { isPodReady, isPodTerminal } from '../../../client/api/pods.js';
 import type { Pod } from '../../../client/api/types.js';
 
 /** Ready for at least minReadySeconds (podutil.IsPodAvailable). */
@@ -9,4 +9,9 @@ export function isPodAvailable(pod: Pod, minReadySeconds: number, now: number): 
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   const since = ready?.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : NaN;
   return Number.isFinite(since) && since + minReadySeconds * 1000 <= now;
+}
+
+/** Not finished and not being deleted (controller.FilterActivePods). */
+export function isPodActive(pod: Pod): boolean {
+  return !isPodTerminal(pod) && !pod.metadata?.deletionTimestamp;
 }

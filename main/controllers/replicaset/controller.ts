@@ -6,13 +6,14 @@
  * on a cache that does not show its own writes yet.
  */
 import { isNotFound } from '../../../client/api/errors.js';
-import { isPodReady, isPodTerminal } from '../../../client/api/pods.js';
+import { isPodReady } from '../../../client/api/pods.js';
 import { labelSelectorFromObject } from '../../../client/api/selectors.js';
 import type { Pod, ReplicaSet } from '../../../client/api/types.js';
 import type { SharedIndexInformer } from '../../../client/cache/informer.js';
 import { metaNamespaceKey, splitKey } from '../../../client/cache/keys.js';
 import type { EventRecorder } from '../../../client/events/recorder.js';
 import { claimObjects } from '../common/adoption.js';
+import { isPodActive } from '../common/availability.js';
 import { controllerRef } from '../common/claim.js';
 import { ControllerExpectations } from '../common/expectations.js';
 import { ownedObjectHandlers, ownersFromInformer } from '../common/ownedevents.js';
@@ -20,7 +21,7 @@ import { podFromTemplate } from '../common/podtemplate.js';
 import { slowStartBatches } from '../common/slowstart.js';
 import type { ControllerContext, ControllerDefinition } from '../types.js';
 import { KeyWorker, WorkerController } from '../worker.js';
-import { podsToDelete } from './ranking.js';
+import { podsToDelete } from '../common/ranking.js';
 import { calculateStatus, statusChanged } from './status.js';
 
 /** Creates or deletes per sync at most (Kubernetes' BurstReplicas for ReplicaSets). */
@@ -28,11 +29,6 @@ export const BURST_REPLICAS = 500;
 
 export interface ReplicaSetControllerOptions {
   burstReplicas?: number;
-}
-
-/** Not finished and not being deleted (controller.FilterActivePods). */
-export function isPodActive(pod: Pod): boolean {
-  return !isPodTerminal(pod) && !pod.metadata?.deletionTimestamp;
 }
 
 export class ReplicaSetController extends WorkerController {

@@ -8,7 +8,16 @@
  */
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
-import type { DaemonSet, Event, Lease, Node, Pod } from '../../../client/api/types.js';
+import type {
+  CronJob,
+  DaemonSet,
+  Deployment,
+  Event,
+  Job,
+  Lease,
+  Node,
+  Pod,
+} from '../../../client/api/types.js';
 import type { BridgeClient } from '../bridge/client.js';
 import {
   Informer,
@@ -130,6 +139,12 @@ export const usePods = defineKindStore<Pod>('Pod', { indexBy: (pod) => pod.spec?
  */
 export const useNodeLeases = defineKindStore<Lease>('Lease', { batchMs: 1_000 });
 export const useDaemonSets = defineKindStore<DaemonSet>('DaemonSet');
+export const useDeployments = defineKindStore<Deployment>('Deployment');
+/** Jobs, indexed by their controller's uid: a CronJob's history is `indexed(cronJob.metadata.uid)`. */
+export const useJobs = defineKindStore<Job>('Job', {
+  indexBy: (job) => job.metadata?.ownerReferences?.find((o) => o.controller)?.uid,
+});
+export const useCronJobs = defineKindStore<CronJob>('CronJob');
 export const useEvents = defineKindStore<Event>('Event');
 
 /** The stores the app keeps live from start to end. */

@@ -4,11 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../client/api/types.js';
-import {
-  compareForDeletion,
-  deletionCost,
-  podsToDelete,
-} from '../../../main/controllers/replicaset/ranking.js';
+import { compareForDeletion, deletionCost, podsToDelete } from '../../../main/controllers/common/ranking.js';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const ago = (s: number) => new Date(NOW - s * 1000).toISOString().replace(/\.\d+Z$/, 'Z');

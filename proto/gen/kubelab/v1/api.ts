@@ -21,8 +21,9 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { ControllerRevision, DaemonSet, Deployment, ReplicaSet } from "./apps.js";
+import { CronJob, Job } from "./batch.js";
 import { Lease } from "./coordination.js";
-import { Binding, ConfigMap, Event, Namespace, Node, Pod, Service } from "./core.js";
+import { Binding, ConfigMap, Event, Namespace, Node, Pod, Secret, Service } from "./core.js";
 import { NodeMetrics } from "./metrics.js";
 
 export const protobufPackage = "kubelab.v1";
@@ -51,6 +52,9 @@ export interface ApiObject {
   service?: Service | undefined;
   replicaSet?: ReplicaSet | undefined;
   deployment?: Deployment | undefined;
+  job?: Job | undefined;
+  cronJob?: CronJob | undefined;
+  secret?: Secret | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -361,6 +365,15 @@ export const ApiObject: MessageFns<ApiObject> = {
     if (message.deployment !== undefined) {
       Deployment.encode(message.deployment, writer.uint32(98).fork()).join();
     }
+    if (message.job !== undefined) {
+      Job.encode(message.job, writer.uint32(106).fork()).join();
+    }
+    if (message.cronJob !== undefined) {
+      CronJob.encode(message.cronJob, writer.uint32(114).fork()).join();
+    }
+    if (message.secret !== undefined) {
+      Secret.encode(message.secret, writer.uint32(122).fork()).join();
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -479,6 +492,30 @@ export const ApiObject: MessageFns<ApiObject> = {
             }
 
             message.deployment = Deployment.decode(reader, reader.uint32());
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.job = Job.decode(reader, reader.uint32());
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.cronJob = CronJob.decode(reader, reader.uint32());
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.secret = Secret.decode(reader, reader.uint32());
             continue;
           }
         }

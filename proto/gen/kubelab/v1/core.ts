@@ -285,7 +285,34 @@ export interface Container {
   terminationMessagePolicy?: string | undefined;
   imagePullPolicy?: string | undefined;
   stdin?: boolean | undefined;
-  tty?: boolean | undefined;
+  tty?:
+    | boolean
+    | undefined;
+  /** Every key of a ConfigMap or Secret as an environment variable (env wins a clash). */
+  envFrom?: EnvFromSource[] | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface EnvFromSource {
+  /** Put before each key's name. */
+  prefix?: string | undefined;
+  configMapRef?: ConfigMapEnvSource | undefined;
+  secretRef?: SecretEnvSource | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ConfigMapEnvSource {
+  name?:
+    | string
+    | undefined;
+  /** When true, a missing ConfigMap is skipped instead of holding the container. */
+  optional?: boolean | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface SecretEnvSource {
+  name?: string | undefined;
+  optional?: boolean | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -306,8 +333,37 @@ export interface EnvVar {
 }
 
 export interface EnvVarSource {
+  /** A field of the pod (downward API): metadata.name, metadata.labels['KEY'], spec.nodeName… */
   fieldRef?: ObjectFieldSelector | undefined;
-  resourceFieldRef?: ResourceFieldSelector | undefined;
+  resourceFieldRef?:
+    | ResourceFieldSelector
+    | undefined;
+  /** A key of a ConfigMap in the pod's namespace. */
+  configMapKeyRef?:
+    | ConfigMapKeySelector
+    | undefined;
+  /** A key of a Secret in the pod's namespace. */
+  secretKeyRef?: SecretKeySelector | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ConfigMapKeySelector {
+  name?: string | undefined;
+  key?:
+    | string
+    | undefined;
+  /**
+   * When true, a missing ConfigMap or key leaves the variable unset instead of holding the
+   * container (CreateContainerConfigError).
+   */
+  optional?: boolean | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface SecretKeySelector {
+  name?: string | undefined;
+  key?: string | undefined;
+  optional?: boolean | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -638,6 +694,48 @@ export interface ConfigMap_DataEntry {
 }
 
 export interface ConfigMap_BinaryDataEntry {
+  key: string;
+  value: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * Credentials kept apart from the manifests that use them (Kubernetes' Secret). Stored
+ * encrypted (AES-GCM, a key in the data folder); viewers see names, not values.
+ */
+export interface Secret {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?:
+    | ObjectMeta
+    | undefined;
+  /** Values, base64 as in Kubernetes' JSON. */
+  data?:
+    | { [key: string]: string }
+    | undefined;
+  /** Write-only text values, merged into data (base64) when written; never read back. */
+  stringData?:
+    | { [key: string]: string }
+    | undefined;
+  /**
+   * Opaque (default), kubernetes.io/tls, kubernetes.io/basic-auth, kubernetes.io/ssh-auth,
+   * kubernetes.io/dockerconfigjson…; some require keys. Immutable.
+   */
+  type?:
+    | string
+    | undefined;
+  /** Once true, data may not change: delete and create the Secret again instead. */
+  immutable?: boolean | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface Secret_DataEntry {
+  key: string;
+  value: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface Secret_StringDataEntry {
   key: string;
   value: string;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
@@ -3097,6 +3195,11 @@ export const Container: MessageFns<Container> = {
     if (message.tty !== undefined) {
       writer.uint32(144).bool(message.tty);
     }
+    if (message.envFrom !== undefined && message.envFrom.length !== 0) {
+      for (const v of message.envFrom) {
+        EnvFromSource.encode(v!, writer.uint32(154).fork()).join();
+      }
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -3293,6 +3396,262 @@ export const Container: MessageFns<Container> = {
             }
 
             message.tty = reader.bool();
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            if (message.envFrom === undefined) {
+              message.envFrom = [];
+            }
+            const el = EnvFromSource.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.envFrom!.push(el);
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseEnvFromSource(): EnvFromSource {
+  return {};
+}
+
+export const EnvFromSource: MessageFns<EnvFromSource> = {
+  encode(message: EnvFromSource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.prefix !== undefined) {
+      writer.uint32(10).string(message.prefix);
+    }
+    if (message.configMapRef !== undefined) {
+      ConfigMapEnvSource.encode(message.configMapRef, writer.uint32(18).fork()).join();
+    }
+    if (message.secretRef !== undefined) {
+      SecretEnvSource.encode(message.secretRef, writer.uint32(26).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EnvFromSource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEnvFromSource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.prefix = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.configMapRef = ConfigMapEnvSource.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.secretRef = SecretEnvSource.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseConfigMapEnvSource(): ConfigMapEnvSource {
+  return {};
+}
+
+export const ConfigMapEnvSource: MessageFns<ConfigMapEnvSource> = {
+  encode(message: ConfigMapEnvSource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.optional !== undefined) {
+      writer.uint32(16).bool(message.optional);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfigMapEnvSource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfigMapEnvSource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.optional = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseSecretEnvSource(): SecretEnvSource {
+  return {};
+}
+
+export const SecretEnvSource: MessageFns<SecretEnvSource> = {
+  encode(message: SecretEnvSource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.optional !== undefined) {
+      writer.uint32(16).bool(message.optional);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SecretEnvSource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSecretEnvSource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.optional = reader.bool();
             continue;
           }
         }
@@ -3530,6 +3889,12 @@ export const EnvVarSource: MessageFns<EnvVarSource> = {
     if (message.resourceFieldRef !== undefined) {
       ResourceFieldSelector.encode(message.resourceFieldRef, writer.uint32(18).fork()).join();
     }
+    if (message.configMapKeyRef !== undefined) {
+      ConfigMapKeySelector.encode(message.configMapKeyRef, writer.uint32(26).fork()).join();
+    }
+    if (message.secretKeyRef !== undefined) {
+      SecretKeySelector.encode(message.secretKeyRef, writer.uint32(34).fork()).join();
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -3568,6 +3933,198 @@ export const EnvVarSource: MessageFns<EnvVarSource> = {
             }
 
             message.resourceFieldRef = ResourceFieldSelector.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.configMapKeyRef = ConfigMapKeySelector.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.secretKeyRef = SecretKeySelector.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseConfigMapKeySelector(): ConfigMapKeySelector {
+  return {};
+}
+
+export const ConfigMapKeySelector: MessageFns<ConfigMapKeySelector> = {
+  encode(message: ConfigMapKeySelector, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.key !== undefined) {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.optional !== undefined) {
+      writer.uint32(24).bool(message.optional);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfigMapKeySelector {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfigMapKeySelector();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.optional = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseSecretKeySelector(): SecretKeySelector {
+  return {};
+}
+
+export const SecretKeySelector: MessageFns<SecretKeySelector> = {
+  encode(message: SecretKeySelector, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.key !== undefined) {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.optional !== undefined) {
+      writer.uint32(24).bool(message.optional);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SecretKeySelector {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSecretKeySelector();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.optional = reader.bool();
             continue;
           }
         }
@@ -7392,6 +7949,304 @@ export const ConfigMap_BinaryDataEntry: MessageFns<ConfigMap_BinaryDataEntry> = 
     try {
       const end = length === undefined ? reader.len : reader.pos + length;
       const message = createBaseConfigMap_BinaryDataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseSecret(): Secret {
+  return {};
+}
+
+export const Secret: MessageFns<Secret> = {
+  encode(message: Secret, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiVersion !== undefined) {
+      writer.uint32(10).string(message.apiVersion);
+    }
+    if (message.kind !== undefined) {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.metadata !== undefined) {
+      ObjectMeta.encode(message.metadata, writer.uint32(26).fork()).join();
+    }
+    globalThis.Object.entries(message.data || {}).forEach(([key, value]: [string, string]) => {
+      Secret_DataEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    globalThis.Object.entries(message.stringData || {}).forEach(([key, value]: [string, string]) => {
+      Secret_StringDataEntry.encode({ key: key as any, value }, writer.uint32(42).fork()).join();
+    });
+    if (message.type !== undefined) {
+      writer.uint32(50).string(message.type);
+    }
+    if (message.immutable !== undefined) {
+      writer.uint32(56).bool(message.immutable);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Secret {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSecret();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiVersion = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.metadata = ObjectMeta.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = Secret_DataEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              if (message.data === undefined) {
+                message.data = {};
+              }
+              message.data![entry4.key] = entry4.value;
+            }
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            const entry5 = Secret_StringDataEntry.decode(reader, reader.uint32());
+            if (entry5.value !== undefined) {
+              if (message.stringData === undefined) {
+                message.stringData = {};
+              }
+              message.stringData![entry5.key] = entry5.value;
+            }
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.immutable = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseSecret_DataEntry(): Secret_DataEntry {
+  return { key: "", value: "" };
+}
+
+export const Secret_DataEntry: MessageFns<Secret_DataEntry> = {
+  encode(message: Secret_DataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Secret_DataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSecret_DataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseSecret_StringDataEntry(): Secret_StringDataEntry {
+  return { key: "", value: "" };
+}
+
+export const Secret_StringDataEntry: MessageFns<Secret_StringDataEntry> = {
+  encode(message: Secret_StringDataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Secret_StringDataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSecret_StringDataEntry();
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
