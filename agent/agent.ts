@@ -123,6 +123,16 @@ export class NodeAgent {
       startProbes: (pod, container, running, callbacks) =>
         startContainerProbes(pod, container, running, callbacks, clock, podLogger),
       contact,
+      // Real processes run as the pod's user; hollow ones run nothing to drop privileges of.
+      ...(runtimes.processes.scheme === 'process'
+        ? {
+            security: {
+              agentUid: process.getuid?.() ?? 0,
+              ...(config.podUser ? { podUser: config.podUser } : {}),
+              refuseRoot: config.refuseRootPods ?? false,
+            },
+          }
+        : {}),
     });
     if (options.tunnel) {
       this.tunnel = new AgentTunnelClient({

@@ -2,6 +2,7 @@
  * `kubelab-agent`: joins this machine to a kubelab cluster and reports its health; with
  * --hollow N, runs N simulated nodes instead (tests, benchmarks).
  */
+import { parsePodUser } from './pods/users.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { homedir, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -56,6 +57,8 @@ interface AgentFlags {
   hollowPods: boolean;
   logLevel: string;
   force: boolean;
+  podUser?: string;
+  refuseRootPods: boolean;
 }
 
 function defaultDataDir(): string {
@@ -110,6 +113,8 @@ export function configFromFlags(flags: AgentFlags, nodeName: string): AgentConfi
   config.leaseDurationSeconds = Math.max(1, Math.round(leaseMs / 1000));
   config.leaseRenewMs = Math.max(1000, leaseMs / 4);
   if (flags.nodeIp) config.nodeIP = flags.nodeIp;
+  if (flags.podUser) config.podUser = parsePodUser(flags.podUser);
+  config.refuseRootPods = flags.refuseRootPods;
   return config;
 }
 
@@ -222,6 +227,15 @@ export function buildAgentProgram(): Command {
       `hollow-${defaultNodeName()}`,
     )
     .option('--no-hollow-pods', 'hollow nodes only report status; they do not run the pods bound to them')
+    .option(
+      '--pod-user <user>',
+      'who process containers run as when their pod names no runAsUser: a user name or UID[:GID] (the install script makes and passes "kubelab-pods"); default: the agent\'s own user',
+    )
+    .option(
+      '--refuse-root-pods',
+      'start no container as root: pods must set a non-zero runAsUser (or get one from --pod-user)',
+      false,
+    )
     .option(
       '--force',
       'when joining, take the node name over even if another machine holds it (its credential is revoked): for a machine that replaces one whose Node you did not delete',

@@ -137,6 +137,10 @@ export interface AgentConfig {
   metricsMs: number;
   /** Address to publish as InternalIP instead of the first one found. */
   nodeIP?: string;
+  /** --pod-user: who process containers without runAsUser run as. */
+  podUser?: { uid: number; gid: number };
+  /** --refuse-root-pods: no container runs as root on this node. */
+  refuseRootPods?: boolean;
 }
 
 export function defaultConfig(nodeName: string): AgentConfig {

@@ -27,6 +27,14 @@ done
 command -v systemctl >/dev/null || { echo "install.sh: systemd not found; run kubelab-agent under your service manager instead (see the README)" >&2; exit 1; }
 
 install -m 0755 "$binary" /usr/local/bin/kubelab-agent
+# Pods that name no user run as this unprivileged system user, never as root.
+if ! id -u kubelab-pods >/dev/null 2>&1; then
+  useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin kubelab-pods
+fi
+case " ${extra[*]:-} " in
+  *" --pod-user"*) ;;
+  *) extra+=(--pod-user kubelab-pods) ;;
+esac
 install -d -m 0700 /etc/kubelab-agent /var/lib/kubelab-agent
 umask 077
 {

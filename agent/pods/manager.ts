@@ -6,6 +6,7 @@
  * is away.
  */
 import { resolveConfigEnv } from './configenv.js';
+import { containerSecurity, type NodeSecurity } from './security.js';
 import { isPodTerminal } from '../../client/api/pods.js';
 import type { Container, Node, Pod } from '../../client/api/types.js';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
@@ -59,6 +60,8 @@ export interface PodManagerOptions {
   /** How long an orphaned container (its pod gone while the agent was away) gets to stop. */
   orphanGraceMs?: number;
   crashLoopBackoff?: CrashLoopBackoffOptions;
+  /** Who containers run as (--pod-user, --refuse-root-pods); absent: as the agent, unchecked (hollow nodes). */
+  security?: NodeSecurity;
   /** How a failed final delete is tried again (default: after 1 s, doubling up to 30 s). */
   finalDeleteBackoff?: FinalDeleteBackoff;
 }
@@ -207,6 +210,9 @@ export class PodManager {
         return admitPod(p, node, this.admittedPods(p));
       },
       configEnv: (p, c) => resolveConfigEnv(this.options.client, p, c),
+      ...(this.options.security
+        ? { security: (p, c) => containerSecurity(p, c, this.options.security!) }
+        : {}),
       publishStatus: (p, status) => this.statuses.set(p, status),
       finalizeDeletion: (p, status) => this.statuses.finish(p, status),
       startProbes: (p, c, running, callbacks) => this.options.startProbes?.(p, c, running, callbacks),

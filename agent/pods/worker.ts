@@ -5,6 +5,7 @@
  * publish the pod's status after every change. Syncs of one pod never overlap: a change that
  * arrives during a sync triggers another one after it.
  */
+import type { ContainerSecurity } from '../runtime/types.js';
 import { usesConfigEnv, type ConfigEnv } from './configenv.js';
 import { podFieldValue } from './downward.js';
 import { resourcesOf } from '../../client/api/resources.js';
@@ -53,6 +54,8 @@ export interface PodWorkerDeps {
   admit(pod: Pod): Admission;
   /** The container's environment from ConfigMaps and Secrets (configenv.ts). */
   configEnv?(pod: Pod, container: Container): Promise<ConfigEnv>;
+  /** Who the container runs as (security.ts); absent: as the agent, unchecked. */
+  security?(pod: Pod, container: Container): { security: ContainerSecurity } | { error: string };
   publishStatus(pod: Pod, status: PodStatus): void;
   /**
    * Hands over a deleted pod whose containers have all stopped, with its last status: the
@@ -290,18 +293,20 @@ export class PodWorker {
     }
     this.state.runtimeName = chosen.scheme;
     const restartCount = record.lastExit ? record.restartCount + 1 : record.restartCount;
+    // The kubelet's CreateContainerConfigError: wait, look again, start once it is right.
+    const holdForConfig = (message: string) => {
+      if (record.waiting?.message !== message)
+        this.deps.recorder.event(this.pod, 'Warning', 'Failed', `Error: ${message}`);
+      record.waiting = { reason: 'CreateContainerConfigError', message };
+      this.wakeAt(this.deps.clock.now() + CONFIG_RETRY_MS);
+    };
+    const secured = this.deps.security?.(this.pod, container);
+    if (secured && 'error' in secured) return holdForConfig(secured.error);
     let fromConfig: Record<string, string> = {};
     if (usesConfigEnv(container) && this.deps.configEnv) {
       const resolved = await this.deps.configEnv(this.pod, container);
       if (this.terminating) return;
-      if ('error' in resolved) {
-        // The kubelet's CreateContainerConfigError: wait, look again, start once it is there.
-        if (record.waiting?.message !== resolved.error)
-          this.deps.recorder.event(this.pod, 'Warning', 'Failed', `Error: ${resolved.error}`);
-        record.waiting = { reason: 'CreateContainerConfigError', message: resolved.error };
-        this.wakeAt(this.deps.clock.now() + CONFIG_RETRY_MS);
-        return;
-      }
+      if ('error' in resolved) return holdForConfig(resolved.error);
       if (resolved.skipped.length)
         this.deps.recorder.event(
           this.pod,
@@ -312,6 +317,7 @@ export class PodWorker {
       fromConfig = resolved.env;
     }
     const spec = containerSpec(this.pod, container, restartCount, fromConfig);
+    if (secured) spec.security = secured.security;
     try {
       const running = await chosen.runtime.start(spec);
       this.runtimes.set(running.id, chosen.runtime);

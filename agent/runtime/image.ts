@@ -59,11 +59,27 @@ export function imageRunArgv(cli: ImageCli, spec: ContainerSpec): string[] {
   if (spec.workingDir) argv.push('--workdir', spec.workingDir);
   if (spec.limits?.milliCPU) argv.push('--cpus', String(spec.limits.milliCPU / 1000));
   if (spec.limits?.memoryBytes) argv.push('--memory', `${spec.limits.memoryBytes}b`);
+  argv.push(...imageSecurityArgs(spec));
   argv.push('--label', `io.kubelab.pod-uid=${spec.podUid}`, '--label', `io.kubelab.container=${spec.name}`);
   // command replaces the image's entrypoint, args its cmd, as in Kubernetes.
   const [entry, ...commandRest] = spec.command ?? [];
   if (entry !== undefined) argv.push('--entrypoint', entry);
   return [...argv, spec.image!, ...commandRest, ...(spec.args ?? [])];
+}
+
+/** A security context as docker/podman flags: --user, --group-add, no-new-privileges, capabilities, --privileged. */
+export function imageSecurityArgs(spec: ContainerSpec): string[] {
+  const sec = spec.security;
+  if (!sec) return [];
+  const args: string[] = [];
+  if (sec.uid !== undefined)
+    args.push('--user', sec.gid !== undefined ? `${sec.uid}:${sec.gid}` : String(sec.uid));
+  for (const g of sec.groups) args.push('--group-add', String(g));
+  if (sec.noNewPrivs) args.push('--security-opt', 'no-new-privileges');
+  for (const c of sec.dropCaps) args.push('--cap-drop', c);
+  for (const c of sec.addCaps) args.push('--cap-add', c);
+  if (sec.privileged) args.push('--privileged');
+  return args;
 }
 
 export function containerName(spec: Pick<ContainerSpec, 'podUid' | 'name' | 'restartCount'>): string {

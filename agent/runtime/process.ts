@@ -32,6 +32,7 @@ import { realClock, type Clock, type TimerHandle } from '../../client/util/clock
 import type { Logger } from '../logger.js';
 import { Cgroups, oomKills } from './cgroup.js';
 import { checkCommand } from './command.js';
+import { findSetpriv, needsPrivilegeDrop, setprivArgs } from './privileges.js';
 import {
   containerDir,
   instanceNumbers,
@@ -71,6 +72,8 @@ export interface ProcessRuntimeOptions {
   cgroupRoot?: string;
   /** The shell that runs the wrapper (default /bin/sh). */
   shell?: string;
+  /** The uid the agent runs as (default: this process's). */
+  agentUid?: number;
 }
 
 /** What `<n>.json` holds. */
@@ -119,6 +122,7 @@ export class ProcessRuntime implements Runtime {
   private readonly cgroups: Cgroups;
   /** Instances this runtime started or adopted, by id. */
   private readonly tracked = new Map<string, Tracked>();
+  private readonly agentUid: number;
 
   constructor(opts: ProcessRuntimeOptions) {
     this.dataDir = path.resolve(opts.dataDir);
@@ -128,6 +132,21 @@ export class ProcessRuntime implements Runtime {
     this.recoverPollMs = opts.recoverPollMs ?? 1000;
     this.shell = opts.shell ?? '/bin/sh';
     this.cgroups = new Cgroups({ logger: opts.logger, root: opts.cgroupRoot });
+    this.agentUid = opts.agentUid ?? process.getuid?.() ?? 0;
+  }
+
+  /**
+   * Hands the container's log to the user it runs as (fsGroup for the group). Its folder and the
+   * status files the wrapper and the agent write stay the agent's: the container must not be
+   * able to forge how it ended.
+   */
+  private async chownContainerFiles(spec: ContainerSpec): Promise<void> {
+    const sec = spec.security!;
+    const dir = containerDir(this.dataDir, spec.podUid, spec.name);
+    for (const name of await fsp.readdir(dir)) {
+      if (name.startsWith(`${spec.restartCount}.`) && name.endsWith('.log'))
+        await fsp.chown(path.join(dir, name), sec.uid ?? this.agentUid, sec.fileGroup ?? sec.gid ?? -1);
+    }
   }
 
   async start(spec: ContainerSpec): Promise<RunningContainer> {
@@ -148,6 +167,15 @@ export class ProcessRuntime implements Runtime {
       );
     }
     const env = containerEnv(spec.env, process.env);
+    const dropping = needsPrivilegeDrop(spec.security, this.agentUid);
+    const setpriv = dropping ? findSetpriv() : undefined;
+    if (dropping && !setpriv)
+      throw new Error(
+        `${what} runs as another user, which needs setpriv from util-linux; install it (apt install util-linux)`,
+      );
+    // A process run as another user gets that user's home unless its spec names one.
+    if (dropping && spec.security?.home !== undefined && spec.env.HOME === undefined)
+      env.HOME = spec.security.home;
     const cwd = await checkWorkingDir(spec.workingDir, what);
     const check = checkCommand(spec.argv[0], env.PATH ?? '', cwd);
     const exitFile = this.file(spec.podUid, spec.name, spec.restartCount, '.exit');
@@ -159,8 +187,10 @@ export class ProcessRuntime implements Runtime {
     const cgroup = await this.cgroups.prepare(spec.podUid, spec.name, spec.limits);
 
     const logFd = this.logs.openForWriting(spec.podUid, spec.name, spec.restartCount);
+    // The files the agent writes for the container belong to its user and fsGroup.
+    if (dropping && this.agentUid === 0) await this.chownContainerFiles(spec);
     const invocation = wrapperInvocation({
-      argv: spec.argv,
+      argv: dropping ? [...setprivArgs(setpriv!, spec.security!), ...spec.argv] : spec.argv,
       exitFile,
       startedFile,
       cgroupProcs: cgroup?.procsFile,

@@ -24,6 +24,26 @@ export interface ContainerSpec {
   args?: string[];
   /** cgroup limits where the runtime can apply them. */
   limits?: { milliCPU?: number; memoryBytes?: number };
+  /** Who the container runs as and what it may do (agent/pods/security.ts); absent: as the agent. */
+  security?: ContainerSecurity;
+}
+
+export interface ContainerSecurity {
+  /** Set for a process container always; for an image only when the pod names a user. */
+  uid?: number;
+  gid?: number;
+  /** Supplementary groups (supplementalGroups and fsGroup). */
+  groups: number[];
+  /** The group that owns the files the agent writes for the container (fsGroup, else gid). */
+  fileGroup?: number;
+  /** no_new_privs (allowPrivilegeEscalation: false). */
+  noNewPrivs: boolean;
+  /** Capability names without CAP_, upper case; "ALL" for all. */
+  dropCaps: string[];
+  addCaps: string[];
+  privileged: boolean;
+  /** HOME for a process run as another user than the agent's, when the spec sets none. */
+  home?: string;
 }
 
 /** How a container ended. */

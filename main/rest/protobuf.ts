@@ -145,6 +145,23 @@ const container: Message = strict({
   },
   // ResourceRequirements: kubectl's generators send it empty.
   8: { name: 'resources', type: strict({}) },
+  15: {
+    name: 'securityContext',
+    type: strict({
+      1: {
+        name: 'capabilities',
+        type: strict({
+          1: { name: 'add', type: 'string', repeated: true },
+          2: { name: 'drop', type: 'string', repeated: true },
+        }),
+      },
+      2: { name: 'privileged', type: 'bool', presence: true },
+      4: { name: 'runAsUser', type: 'int64', presence: true },
+      5: { name: 'runAsNonRoot', type: 'bool', presence: true },
+      7: { name: 'allowPrivilegeEscalation', type: 'bool', presence: true },
+      8: { name: 'runAsGroup', type: 'int64', presence: true },
+    }),
+  },
   13: { name: 'terminationMessagePath', type: 'string' },
   14: { name: 'imagePullPolicy', type: 'string' },
   20: { name: 'terminationMessagePolicy', type: 'string' },
@@ -160,6 +177,16 @@ const podSpec: Message = strict({
   9: { name: 'serviceAccount', type: 'string' },
   10: { name: 'nodeName', type: 'string' },
   11: { name: 'hostNetwork', type: 'bool' },
+  14: {
+    name: 'securityContext',
+    type: strict({
+      2: { name: 'runAsUser', type: 'int64', presence: true },
+      3: { name: 'runAsNonRoot', type: 'bool', presence: true },
+      4: { name: 'supplementalGroups', type: 'int64', repeated: true },
+      5: { name: 'fsGroup', type: 'int64', presence: true },
+      6: { name: 'runAsGroup', type: 'int64', presence: true },
+    }),
+  },
   16: { name: 'hostname', type: 'string' },
   17: { name: 'subdomain', type: 'string' },
   19: { name: 'schedulerName', type: 'string' },

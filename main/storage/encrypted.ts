@@ -55,7 +55,9 @@ export function encryptedStorage(
       throw new StorageError(err.code, err.message, { ...err.details, current: openKv(err.details.current) });
     throw err;
   };
-  return {
+  // The wrapper inherits from the store, so what a backend offers beyond Storage (etcd's
+  // compactor) stays reachable through it.
+  const overrides: Storage = {
     backend: inner.backend,
     async get(key) {
       const kv = await inner.get(key);
@@ -89,6 +91,7 @@ export function encryptedStorage(
     ...(inner.registerMetrics ? { registerMetrics: (r) => inner.registerMetrics!(r) } : {}),
     close: () => inner.close(),
   };
+  return Object.assign(Object.create(inner) as Storage, overrides);
 }
 
 /** What an undecryptable value is served as: its object, named from its key, without data. */

@@ -1,13 +1,17 @@
 /**
- * A real agent runs a process pod whose environment comes from a ConfigMap and a Secret: a
- * missing Secret holds the container with CreateContainerConfigError until it is created; the
- * process then sees the values; the Secret's value appears in no log line of the server or the
- * agent (both at debug level) and in no file of the server's data folder.
+ * A real agent (started as root where the test runs as root) runs process pods as a user would
+ * see them: one whose environment comes from a ConfigMap and a Secret — a missing Secret holds
+ * the container with CreateContainerConfigError until it is created, the process then sees the
+ * values, and the Secret's value appears in no log line of the server or the agent (both at
+ * debug level) and in no file of the server's data folder; one with runAsUser 65534, whose
+ * process runs as 65534 (/proc/<pid>/status) and whose log belongs to it; and one with
+ * runAsNonRoot and no user on a node whose default user is root, refused with Kubernetes' message.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { userByUid } from '../../agent/pods/users.js';
 import type { Pod } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
 import { TokensClient } from '../../client/grpc/cluster.js';
@@ -16,6 +20,7 @@ import {
   agentLogs,
   killAgent,
   killProcessesWith,
+  processesWith,
   startAgentProcess,
   waitForNodeReady,
 } from '../support/agentproc.js';
@@ -131,3 +136,78 @@ it('takes env from a ConfigMap and a Secret, waiting with CreateContainerConfigE
     expect(bytes.includes(B64), f.name).toBe(false);
   }
 }, 120_000);
+
+const isRoot = process.getuid?.() === 0;
+
+it.runIf(isRoot)(
+  'runs a process as runAsUser, with its log owned by that user',
+  async () => {
+    await admin.create<Pod>({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'nobody', namespace: 'default' },
+      spec: {
+        nodeName: 'cfg-1',
+        securityContext: { runAsUser: 65534, supplementalGroups: [4242] },
+        containers: [
+          {
+            name: 'main',
+            command: ['sh', '-c', `echo "$HOME"; sleep 300 # ${MARKER}-nobody`],
+            securityContext: { allowPrivilegeEscalation: false },
+          },
+        ],
+      },
+    });
+    let pid = 0;
+    await eventually(
+      () => {
+        for (const p of processesWith(`${MARKER}-nobody`)) {
+          // The container's own process, not the wrapper that runs it.
+          if (readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('sh\0-c\0')) pid = p;
+        }
+        return pid !== 0;
+      },
+      'the container process',
+      30_000,
+    );
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    expect(status).toMatch(/^Uid:\s+65534\s+65534\s+65534\s+65534$/m);
+    expect(status).toMatch(/^Gid:\s+65534\s+65534\s+65534\s+65534$/m);
+    expect(status).toMatch(/^Groups:\s+4242\s*$/m);
+    expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+    const pod = await admin.get('Pod', 'nobody', { namespace: 'default' });
+    const log = join(dir, 'agent', 'pods', pod.metadata!.uid!, 'main', '0.log');
+    expect(statSync(log).uid).toBe(65534);
+    // HOME is the user's, from /etc/passwd (nobody's is /nonexistent on Debian), else /.
+    expect(readFileSync(log, 'utf8')).toBe(`${userByUid(65534)?.home ?? '/'}\n`);
+    await admin.delete('Pod', 'nobody', { namespace: 'default', gracePeriodSeconds: 0 });
+  },
+  60_000,
+);
+
+it.runIf(isRoot)(
+  'refuses runAsNonRoot without a user when the node default is root',
+  async () => {
+    await admin.create<Pod>({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'nonroot', namespace: 'default' },
+      spec: {
+        nodeName: 'cfg-1',
+        securityContext: { runAsNonRoot: true },
+        containers: [{ name: 'main', command: ['sh', '-c', `sleep 300 # ${MARKER}-nonroot`] }],
+      },
+    });
+    await eventually(async () => {
+      const pod = await admin.get('Pod', 'nonroot', { namespace: 'default' });
+      const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
+      return (
+        waiting?.reason === 'CreateContainerConfigError' &&
+        waiting.message ===
+          `container has runAsNonRoot and image will run as root (pod: "nonroot_default(${pod.metadata?.uid})", container: main)`
+      );
+    }, 'the container to be refused with CreateContainerConfigError');
+    expect(processesWith(`${MARKER}-nonroot`)).toEqual([]);
+  },
+  60_000,
+);

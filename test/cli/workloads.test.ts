@@ -3,6 +3,8 @@
  * columns for deployments and replicasets), scale, rollout status, history, undo, pause and
  * resume — asserting on what labctl prints and on what the cluster then holds.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { eventually } from '../support/wait.js';
 import { isAligned, startCliCluster, tableCells, type CliCluster } from './support.js';
@@ -171,4 +173,31 @@ it('runs a CronJob now with create job --from', async () => {
   expect(wrong).toMatchObject({ code: 1, stderr: 'error: give the CronJob to run: --from=cronjob/NAME\n' });
   const table = await c.run(['get', 'cronjobs']);
   expect(tableCells(table.stdout)[1].slice(0, 5)).toEqual(['nightly', '0 3 * * *', '<none>', 'False', '0']);
+});
+
+it('creates ConfigMaps and Secrets from literals and files', async () => {
+  const file = join(c.home, 'app.conf');
+  writeFileSync(file, 'mode=fast\n');
+  const cm = await c.run(['create', 'configmap', 'app', '--from-literal=LEVEL=info', `--from-file=${file}`]);
+  expect(cm).toMatchObject({ code: 0, stdout: 'configmap/app created\n' });
+  expect((await c.admin.get('ConfigMap', 'app', { namespace: 'default' })).data).toEqual({
+    LEVEL: 'info',
+    'app.conf': 'mode=fast\n',
+  });
+  const secret = await c.run([
+    'create',
+    'secret',
+    'generic',
+    'db',
+    '--from-literal=password=s3cret',
+    `--from-file=conf=${file}`,
+  ]);
+  expect(secret).toMatchObject({ code: 0, stdout: 'secret/db created\n' });
+  const stored = await c.admin.get('Secret', 'db', { namespace: 'default' });
+  expect(stored.type).toBe('Opaque');
+  expect(Buffer.from(stored.data!.password, 'base64').toString()).toBe('s3cret');
+  const table = await c.run(['get', 'secrets']);
+  expect(tableCells(table.stdout)[1].slice(0, 3)).toEqual(['db', 'Opaque', '2']);
+  const twice = await c.run(['create', 'configmap', 'x', '--from-literal=a=1', '--from-literal=a=2']);
+  expect(twice.stderr).toBe('error: cannot add key "a", another key by that name already exists\n');
 });

@@ -3,6 +3,7 @@
  */
 import { parseQuantity } from '../../../client/api/quantity.js';
 import { configKeyErrors } from '../registry/configmap.js';
+import { validatePodSecurityContext, validateSecurityContext } from './security.js';
 import type {
   Container,
   NodeSelectorTerm,
@@ -63,6 +64,7 @@ export function validatePodSpec(spec: PodSpec | undefined, path: string): FieldE
     validateContainer(c, `${path}.containers[${i}]`, names, volumes, errors, false),
   );
   validateHostPorts(spec, path, errors);
+  errors.push(...validatePodSecurityContext(spec.securityContext, `${path}.securityContext`));
 
   validateEnum(spec.restartPolicy, `${path}.restartPolicy`, RESTART_POLICIES, errors, false);
   validateEnum(
@@ -244,6 +246,7 @@ function validateContainer(
         ),
       );
   });
+  errors.push(...validateSecurityContext(c.securityContext, `${path}.securityContext`));
   validateResources(c, `${path}.resources`, errors);
   (c.volumeMounts ?? []).forEach((m, i) => {
     const p = `${path}.volumeMounts[${i}]`;

@@ -34,6 +34,10 @@ export function oldReplicaSetsPlan(
   newRS: ReplicaSet,
 ): ScaleStep[] {
   if (specReplicas(old) === 0) return [];
+  // A ReplicaSet counting more available pods than it asks for has a stale status (it was just
+  // scaled down): wait for its controller to report, as Kubernetes' cleanupUnhealthyReplicas
+  // refuses to go on, rather than scale down on numbers that would break maxUnavailable.
+  if (old.some((rs) => (rs.status?.availableReplicas ?? 0) > replicasOf(rs))) return [];
   const minAvailable = replicasOf(d) - maxUnavailable(d);
   const newUnavailable = replicasOf(newRS) - (newRS.status?.availableReplicas ?? 0);
   const maxScaledDown = specReplicas(all) - minAvailable - newUnavailable;

@@ -114,6 +114,16 @@ describe('rolling update', () => {
     expect(oldReplicaSetsPlan(d, [old, newRS], [old], newRS).map((s) => s.to)).toEqual([7, 5]);
   });
 
+  it('old ReplicaSets: a stale status (more available than asked for) scales nothing until it is fresh', () => {
+    const d = deploy(1000, '25%', '25%');
+    const old = rs('old', 750, { available: 1000, actual: 1000 });
+    const newRS = rs('new', 250, { available: 250 });
+    // Waits for the ReplicaSet controller's report instead of scaling on stale numbers.
+    expect(oldReplicaSetsPlan(d, [old, newRS], [old], newRS)).toEqual([]);
+    const fresh = rs('old', 750, { available: 750 });
+    expect(oldReplicaSetsPlan(d, [fresh, newRS], [fresh], newRS).map((s) => s.to)).toEqual([500]);
+  });
+
   it('old ReplicaSets: nothing while new pods are still coming up', () => {
     const d = deploy(10, 3, 0);
     const old = rs('old', 10);

@@ -227,13 +227,79 @@ export interface PodSpec {
     | boolean
     | undefined;
   /** The pod is Ready only when each gate's condition is True (set by whoever owns it). */
-  readinessGates?: PodReadinessGate[] | undefined;
+  readinessGates?:
+    | PodReadinessGate[]
+    | undefined;
+  /** Who the pod's containers run as, unless a container says otherwise. */
+  securityContext?: PodSecurityContext | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
 export interface PodSpec_NodeSelectorEntry {
   key: string;
   value: string;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/**
+ * Who a pod's processes run as (Kubernetes' PodSecurityContext, the parts that mean something
+ * for a process or an image). Without runAsUser a process container runs as the node's
+ * --pod-user (else the agent's user); an image as its own user.
+ */
+export interface PodSecurityContext {
+  runAsUser?:
+    | number
+    | undefined;
+  /** Without it: the user's primary group (from /etc/passwd), else 65534 (nogroup). */
+  runAsGroup?:
+    | number
+    | undefined;
+  /** Refuse to start a container that would run as root (CreateContainerConfigError). */
+  runAsNonRoot?:
+    | boolean
+    | undefined;
+  /** More groups for every container's processes. */
+  supplementalGroups?:
+    | number[]
+    | undefined;
+  /**
+   * A group added to every container's processes that owns the files the agent writes for the
+   * pod (its logs).
+   */
+  fsGroup?: number | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** Who one container's processes run as, and what they may do (Kubernetes' SecurityContext). */
+export interface SecurityContext {
+  runAsUser?: number | undefined;
+  runAsGroup?: number | undefined;
+  runAsNonRoot?:
+    | boolean
+    | undefined;
+  /**
+   * false: no process of the container can gain privileges (no_new_privs: setuid binaries
+   * do not raise them).
+   */
+  allowPrivilegeEscalation?:
+    | boolean
+    | undefined;
+  /** Images only: the container gets every capability and the host's devices. */
+  privileged?: boolean | undefined;
+  capabilities?: Capabilities | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface Capabilities {
+  /** Images only (a process container would need ambient capabilities). */
+  add?:
+    | string[]
+    | undefined;
+  /**
+   * Removed from the bounding set: no process of the container can ever have them. "ALL"
+   * drops every one.
+   */
+  drop?: string[] | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -289,7 +355,11 @@ export interface Container {
     | boolean
     | undefined;
   /** Every key of a ConfigMap or Secret as an environment variable (env wins a clash). */
-  envFrom?: EnvFromSource[] | undefined;
+  envFrom?:
+    | EnvFromSource[]
+    | undefined;
+  /** Who this container runs as; overrides the pod's securityContext field by field. */
+  securityContext?: SecurityContext | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -2729,6 +2799,9 @@ export const PodSpec: MessageFns<PodSpec> = {
         PodReadinessGate.encode(v!, writer.uint32(170).fork()).join();
       }
     }
+    if (message.securityContext !== undefined) {
+      PodSecurityContext.encode(message.securityContext, writer.uint32(178).fork()).join();
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -2957,6 +3030,14 @@ export const PodSpec: MessageFns<PodSpec> = {
             }
             continue;
           }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.securityContext = PodSecurityContext.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3032,6 +3113,350 @@ export const PodSpec_NodeSelectorEntry: MessageFns<PodSpec_NodeSelectorEntry> = 
             }
 
             message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBasePodSecurityContext(): PodSecurityContext {
+  return {};
+}
+
+export const PodSecurityContext: MessageFns<PodSecurityContext> = {
+  encode(message: PodSecurityContext, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runAsUser !== undefined) {
+      writer.uint32(8).int32(message.runAsUser);
+    }
+    if (message.runAsGroup !== undefined) {
+      writer.uint32(16).int32(message.runAsGroup);
+    }
+    if (message.runAsNonRoot !== undefined) {
+      writer.uint32(24).bool(message.runAsNonRoot);
+    }
+    if (message.supplementalGroups !== undefined && message.supplementalGroups.length !== 0) {
+      writer.uint32(34).fork();
+      for (const v of message.supplementalGroups) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    if (message.fsGroup !== undefined) {
+      writer.uint32(40).int32(message.fsGroup);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PodSecurityContext {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePodSecurityContext();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.runAsUser = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.runAsGroup = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.runAsNonRoot = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag === 32) {
+              if (message.supplementalGroups === undefined) {
+                message.supplementalGroups = [];
+              }
+              message.supplementalGroups!.push(reader.int32());
+
+              continue;
+            }
+
+            if (tag === 34) {
+              if (message.supplementalGroups === undefined) {
+                message.supplementalGroups = [];
+              }
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.supplementalGroups!.push(reader.int32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.fsGroup = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseSecurityContext(): SecurityContext {
+  return {};
+}
+
+export const SecurityContext: MessageFns<SecurityContext> = {
+  encode(message: SecurityContext, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runAsUser !== undefined) {
+      writer.uint32(8).int32(message.runAsUser);
+    }
+    if (message.runAsGroup !== undefined) {
+      writer.uint32(16).int32(message.runAsGroup);
+    }
+    if (message.runAsNonRoot !== undefined) {
+      writer.uint32(24).bool(message.runAsNonRoot);
+    }
+    if (message.allowPrivilegeEscalation !== undefined) {
+      writer.uint32(32).bool(message.allowPrivilegeEscalation);
+    }
+    if (message.privileged !== undefined) {
+      writer.uint32(40).bool(message.privileged);
+    }
+    if (message.capabilities !== undefined) {
+      Capabilities.encode(message.capabilities, writer.uint32(50).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SecurityContext {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSecurityContext();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.runAsUser = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.runAsGroup = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.runAsNonRoot = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.allowPrivilegeEscalation = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.privileged = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.capabilities = Capabilities.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseCapabilities(): Capabilities {
+  return {};
+}
+
+export const Capabilities: MessageFns<Capabilities> = {
+  encode(message: Capabilities, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.add !== undefined && message.add.length !== 0) {
+      for (const v of message.add) {
+        writer.uint32(10).string(v!);
+      }
+    }
+    if (message.drop !== undefined && message.drop.length !== 0) {
+      for (const v of message.drop) {
+        writer.uint32(18).string(v!);
+      }
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Capabilities {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCapabilities();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            if (message.add === undefined) {
+              message.add = [];
+            }
+            const el = reader.string();
+            if (el !== undefined) {
+              message.add!.push(el);
+            }
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            if (message.drop === undefined) {
+              message.drop = [];
+            }
+            const el = reader.string();
+            if (el !== undefined) {
+              message.drop!.push(el);
+            }
             continue;
           }
         }
@@ -3199,6 +3624,9 @@ export const Container: MessageFns<Container> = {
       for (const v of message.envFrom) {
         EnvFromSource.encode(v!, writer.uint32(154).fork()).join();
       }
+    }
+    if (message.securityContext !== undefined) {
+      SecurityContext.encode(message.securityContext, writer.uint32(162).fork()).join();
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -3410,6 +3838,14 @@ export const Container: MessageFns<Container> = {
             if (el !== undefined) {
               message.envFrom!.push(el);
             }
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.securityContext = SecurityContext.decode(reader, reader.uint32());
             continue;
           }
         }
