@@ -4,13 +4,30 @@ import { isNotFound } from '../../client/api/errors.js';
 import { kindInfo, type KindInfo } from '../../client/api/kinds.js';
 import { labelSelectorFromObject } from '../../client/api/selectors.js';
 import { NODE_LEASE_NAMESPACE } from '../../client/api/wellknown.js';
-import type { DaemonSet, KindName, KubeObject, Node, Pod } from '../../client/api/types.js';
+import type {
+  CronJob,
+  DaemonSet,
+  Deployment,
+  Job,
+  KindName,
+  KubeObject,
+  Node,
+  Pod,
+  ReplicaSet,
+} from '../../client/api/types.js';
+import type { Client } from '../../client/client.js';
 import { verb } from '../command.js';
 import { describeDaemonSet } from '../describe/daemonset.js';
 import { eventsFor, writeEvents } from '../describe/events.js';
 import { describeGeneric } from '../describe/generic.js';
 import { describeNode } from '../describe/node.js';
 import { describePod } from '../describe/pod.js';
+import {
+  describeCronJob,
+  describeDeployment,
+  describeJob,
+  describeReplicaSet,
+} from '../describe/workloads.js';
 import { DescribeWriter } from '../describe/writer.js';
 import { AlreadyReported, formatError } from '../errors.js';
 import { listAll, namespaceFor, noResourcesMessage } from '../fetch.js';
@@ -22,6 +39,16 @@ interface DescribeOptions {
   selector?: string;
   allNamespaces?: boolean;
   showEvents: boolean;
+}
+
+const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
+
+/** The pods an object controls. */
+async function ownedPods(client: Client, owner: KubeObject): Promise<Pod[]> {
+  const pods = await client.list('Pod', { namespace: owner.metadata?.namespace });
+  return pods.items.filter((p) =>
+    p.metadata?.ownerReferences?.some((r) => r.controller && r.uid === owner.metadata?.uid),
+  );
 }
 
 async function describeOne(
@@ -61,6 +88,33 @@ async function describeOne(
       describeDaemonSet(w, ds, pods);
       break;
     }
+    case 'Deployment': {
+      const d = object as Deployment;
+      const rss = (await client.list('ReplicaSet', { namespace: d.metadata?.namespace })).items.filter((rs) =>
+        rs.metadata?.ownerReferences?.some((r) => r.controller && r.uid === d.metadata?.uid),
+      );
+      // The new ReplicaSet carries the Deployment's revision (the controller keeps them equal).
+      const revision = d.metadata?.annotations?.[REVISION_ANNOTATION];
+      const current = rss.find(
+        (rs) => revision && rs.metadata?.annotations?.[REVISION_ANNOTATION] === revision,
+      );
+      describeDeployment(
+        w,
+        d,
+        current,
+        rss.filter((rs) => rs !== current),
+      );
+      break;
+    }
+    case 'ReplicaSet':
+      describeReplicaSet(w, object as ReplicaSet, await ownedPods(client, object));
+      break;
+    case 'Job':
+      describeJob(w, object as Job);
+      break;
+    case 'CronJob':
+      describeCronJob(w, object as CronJob);
+      break;
     default:
       describeGeneric(w, info, object);
   }

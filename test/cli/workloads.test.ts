@@ -119,6 +119,22 @@ it('rolls out a new image, lists the history, undoes to the previous revision', 
   );
 });
 
+it('describes a Deployment, its ReplicaSet and a Job as kubectl does', async () => {
+  const d = await c.run(['describe', 'deployment', 'web']);
+  expect(d.code).toBe(0);
+  expect(d.stdout).toMatch(/^Name:\s+web\nNamespace:\s+default\n/);
+  expect(d.stdout).toMatch(/Replicas:\s+2 desired \| 2 updated \| 2 total \| 2 available \| 0 unavailable\n/);
+  expect(d.stdout).toMatch(/StrategyType:\s+RollingUpdate\n/);
+  expect(d.stdout).toMatch(/RollingUpdateStrategy:\s+25% max unavailable, 25% max surge\n/);
+  expect(d.stdout).toMatch(/Conditions:\n\s+Type\s+Status\s+Reason\n/);
+  expect(d.stdout).toMatch(/NewReplicaSet:\s+web-[a-z0-9]+ \(2\/2 replicas created\)\n/);
+  expect(d.stdout).toMatch(/OldReplicaSets:\s+<none>\n/);
+  expect(d.stdout).toMatch(/Events:\n[\s\S]*ScalingReplicaSet/);
+  const rs = await c.run(['describe', 'rs', '-l', 'app=web']);
+  expect(rs.stdout).toMatch(/Controlled By:\s+Deployment\/web\n/);
+  expect(rs.stdout).toMatch(/Pods Status:\s+2 Running \/ 0 Waiting \/ 0 Succeeded \/ 0 Failed\n/);
+});
+
 it('pauses and resumes: a paused Deployment holds its template change until resumed', async () => {
   expect((await c.run(['rollout', 'pause', 'deployment/web'])).stdout).toBe('deployment.apps/web paused\n');
   expect((await c.run(['rollout', 'pause', 'deployment/web'])).stderr).toBe(
@@ -169,6 +185,13 @@ it('runs a CronJob now with create job --from', async () => {
     name: 'nightly',
     controller: true,
   });
+  const described = await c.run(['describe', 'job', 'backup-now']);
+  expect(described.stdout).toMatch(/Controlled By:\s+CronJob\/nightly\n/);
+  expect(described.stdout).toMatch(/Completions:\s+1\n/);
+  expect(described.stdout).toMatch(/Pods Statuses:\s+\d Active \(\d Ready\) \/ 0 Succeeded \/ 0 Failed\n/);
+  const cron = await c.run(['describe', 'cronjob', 'nightly']);
+  expect(cron.stdout).toMatch(/Schedule:\s+0 3 \* \* \*\n/);
+  expect(cron.stdout).toMatch(/Concurrency Policy:\s+Allow\n/);
   const wrong = await c.run(['create', 'job', 'x', '--from=deployment/web']);
   expect(wrong).toMatchObject({ code: 1, stderr: 'error: give the CronJob to run: --from=cronjob/NAME\n' });
   const table = await c.run(['get', 'cronjobs']);
