@@ -44,6 +44,21 @@
  *      spec.replicas ≤ N + maxSurge. Every change of a ReplicaSet's spec.replicas (the
  *      Deployment controller's scaling steps) is listed with how long its ReplicaSet took to
  *      show it in its status.
+ *   3. cronjob: a CronJob (batch/v1, schedule `* * * * *`, concurrencyPolicy Allow; its Jobs run
+ *      one pod, restartPolicy Never, one container whose hollow run ends after 5 s: env
+ *      KUBELAB_HOLLOW_RUN_SECONDS=5) is created in a namespace of its own, never within 3 s of a
+ *      minute's turn, and its Jobs and their pods are watched for --cronjob-minutes (10) schedule
+ *      times, the first being the first minute after its creationTimestamp. The controller
+ *      (main/controllers/cronjob/) names a Job `<cronjob>-<minutes since the epoch>`, annotates it
+ *      with its schedule time (batch.kubernetes.io/cronjob-scheduled-timestamp) and wakes 100 ms
+ *      after each schedule time. Per schedule time, in ms after it (wall clock: the bench's clock
+ *      is converted by Date.now() − it, measured at the start and the end): the Job created
+ *      (committed: the earlier of the Job watch's first event and the RV clock; and as seen), the
+ *      CronJob's status.lastScheduleTime written, the Job's pod created, bound, Running, and the
+ *      Job Complete. Goal: every Job created ≤ 1,000 ms after its schedule time, and exactly one
+ *      Job per schedule time (none missed, none doubled; a Job for a time outside the window's
+ *      counts as a double). The phase ends once the last time's Job is Complete (≤ 50 s after
+ *      that time, before the next one). It needs few nodes: `--phases cronjob --nodes 10`.
  *
  * Per phase: a timeline (cumulative counts, the bounds, and the cores each process used per
  * window), every process's CPU, the store's writes (resourceVersion before and after), pod
@@ -52,21 +67,35 @@
  * (/metrics), and with the profile the server main thread's time by part and its busiest
  * functions. When a goal is missed, the section ends with where the time went, in words.
  *
- * Options: --no-append (print only), --nodes 1000, --replicas 1000, --max-surge 25%,
- * --max-unavailable 25%, --join-concurrency 16, --settle 10, --quiet-wait 30, --wait 180
- * (seconds per phase before giving up), --profile DIR (where the server's profile goes; default
- * a temp folder, kept), --no-profile. A quick run: `npm run bench:deployment -- --no-append
- * --nodes 100`.
+ * Options: --no-append (print only), --phases create,update,cronjob (which to run, default all;
+ * update needs create), --nodes 1000, --replicas 1000, --max-surge 25%, --max-unavailable 25%,
+ * --cronjob-minutes 10, --join-concurrency 16, --settle 10, --quiet-wait 30, --wait 180 (seconds
+ * per Deployment phase before giving up), --profile DIR (where the server's profile goes; default
+ * a temp folder, kept; by default only when a Deployment phase runs), --no-profile. A quick run:
+ * `npm run bench:deployment -- --no-append --nodes 100`; the CronJob alone: `npm run
+ * bench:deployment -- --phases cronjob --nodes 10`.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HOLLOW_RUN_SECONDS_ENV } from '../../agent/runtime/hollow.js';
 import { isPodReady, isPodTerminal } from '../../client/api/pods.js';
-import type { Deployment, DeploymentStatus, Node, Pod, ReplicaSet } from '../../client/api/types.js';
+import type {
+  CronJob,
+  Deployment,
+  DeploymentStatus,
+  Event,
+  Job,
+  Node,
+  Pod,
+  ReplicaSet,
+} from '../../client/api/types.js';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
 import type { Client, Watch } from '../../client/client.js';
 import { TokensClient } from '../../client/grpc/cluster.js';
 import { SLOW_START_INITIAL_BATCH_SIZE } from '../../main/controllers/common/slowstart.js';
+import { SCHEDULED_TIMESTAMP_ANNOTATION } from '../../main/controllers/cronjob/jobs.js';
+import { jobNameFor, NEXT_SCHEDULE_DELTA_MS } from '../../main/controllers/cronjob/schedule.js';
 import { BURST_REPLICAS } from '../../main/controllers/replicaset/controller.js';
 import { AGENT_BIN } from '../support/agentproc.js';
 import { freePort } from '../support/etcd.js';
@@ -83,12 +112,17 @@ import { fmt, median, nowMs, percentileSorted, sleep, sortedCopy } from './lib/s
 
 // ------------------------------------------------------------------------------ settings
 
+const PHASES = ['create', 'update', 'cronjob'] as const;
+type Phase = (typeof PHASES)[number];
+
 interface Args {
   append: boolean;
+  phases: Set<Phase>;
   nodes: number;
   replicas: number;
   maxSurge: string;
   maxUnavailable: string;
+  cronjobMinutes: number;
   joinConcurrency: number;
   settleSeconds: number;
   quietWaitSeconds: number;
@@ -100,10 +134,12 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const args: Args = {
     append: true,
+    phases: new Set(PHASES),
     nodes: 1000,
     replicas: 1000,
     maxSurge: '25%',
     maxUnavailable: '25%',
+    cronjobMinutes: 10,
     joinConcurrency: 16,
     settleSeconds: 10,
     quietWaitSeconds: 30,
@@ -124,6 +160,14 @@ function parseArgs(argv: string[]): Args {
     if (!/^\d+%?$/.test(v)) throw new Error(`${flag} takes a count (250) or a percentage (25%)`);
     return v;
   };
+  const phases = (v: string, flag: string) => {
+    const list = v.split(',').map((x) => x.trim());
+    const bad = list.filter((x) => !(PHASES as readonly string[]).includes(x));
+    if (bad.length || !v.trim())
+      throw new Error(`${flag} takes a list of ${PHASES.join(', ')} (comma-separated): ${bad.join(', ')}`);
+    return new Set(list as Phase[]);
+  };
+  let profileGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -132,6 +176,8 @@ function parseArgs(argv: string[]): Args {
       return v;
     };
     if (a === '--no-append') args.append = false;
+    else if (a === '--phases') args.phases = phases(value(), a);
+    else if (a === '--cronjob-minutes') args.cronjobMinutes = positive(value(), a);
     else if (a === '--nodes') args.nodes = positive(value(), a);
     else if (a === '--replicas') args.replicas = positive(value(), a);
     else if (a === '--max-surge') args.maxSurge = intOrPercent(value(), a);
@@ -143,11 +189,19 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--profile') {
       args.profile = true;
       args.profileDir = value();
-    } else if (a === '--no-profile') args.profile = false;
-    else throw new Error(`unknown option ${a}; see the comment at the top of test/bench/deployment.bench.ts`);
+      profileGiven = true;
+    } else if (a === '--no-profile') {
+      args.profile = false;
+      profileGiven = true;
+    } else
+      throw new Error(`unknown option ${a}; see the comment at the top of test/bench/deployment.bench.ts`);
   }
   if (/^0+%?$/.test(args.maxSurge) && /^0+%?$/.test(args.maxUnavailable))
     throw new Error('--max-surge and --max-unavailable may not both be 0');
+  if (args.phases.has('update') && !args.phases.has('create'))
+    throw new Error('--phases: the update phase needs the create phase (it updates its Deployment)');
+  // The server's profile serves the Deployment phases' reports only.
+  if (!profileGiven) args.profile = args.phases.has('create');
   return args;
 }
 
@@ -168,6 +222,16 @@ const RV_POLL_MS = 50;
 const TIMELINE_ROWS = 24;
 /** Scaling steps listed in the report, at most. */
 const STEP_ROWS = 40;
+const CRON_NAMESPACE = 'cron-bench';
+const CRON_NAME = 'tick';
+const CRON_IMAGE = 'bench/tick:1';
+const CRON_SCHEDULE = '* * * * *';
+/** How long each Job's one container runs (its hollow run), s. */
+const CRON_RUN_SECONDS = 5;
+/** Job created ≤ this long after its schedule time, ms. */
+const GOAL_CRON_CREATE_MS = 1000;
+/** The phase ends at the latest this long after the last schedule time (before the next), ms. */
+const CRON_TAIL_MS = 50_000;
 
 /**
  * An int-or-percent against `total`, as Kubernetes resolves the fenceposts: maxSurge rounded
@@ -690,19 +754,22 @@ interface ServerMetrics {
   replicaset: QueueFigures;
 }
 
+/** One controller's workqueue between two scrapes. */
+function queueFigures(before: Scrape, after: Scrape, name: string): QueueFigures {
+  const d = (m: string) => scrapeDelta(before, after, `workqueue_${m}{name="${name}"}`);
+  return {
+    syncs: d('work_duration_seconds_count'),
+    syncSeconds: d('work_duration_seconds_sum'),
+    adds: d('adds_total'),
+    retries: d('retries_total'),
+    queueMeanMs: (d('queue_duration_seconds_sum') / d('queue_duration_seconds_count')) * 1000,
+  };
+}
+
 function serverMetrics(before: Scrape, after: Scrape): ServerMetrics {
   const d = (k: string) => scrapeDelta(before, after, k);
   const H = 'scheduler_scheduling_algorithm_duration_seconds';
-  const queue = (name: string): QueueFigures => {
-    const Q = (m: string) => `workqueue_${m}{name="${name}"}`;
-    return {
-      syncs: d(Q('work_duration_seconds_count')),
-      syncSeconds: d(Q('work_duration_seconds_sum')),
-      adds: d(Q('adds_total')),
-      retries: d(Q('retries_total')),
-      queueMeanMs: (d(Q('queue_duration_seconds_sum')) / d(Q('queue_duration_seconds_count'))) * 1000,
-    };
-  };
+  const queue = (name: string) => queueFigures(before, after, name);
   return {
     scheduled: d('scheduler_schedule_attempts_total{result="scheduled"}'),
     schedulingErrors: d('scheduler_schedule_attempts_total{result="error"}'),
@@ -1546,6 +1613,489 @@ async function updatePhase(
   return figures;
 }
 
+// ------------------------------------------------------------------------------ the CronJob phase
+
+type JobMilestone = 'added' | 'complete' | 'failed' | 'deleting' | 'deleted';
+
+/** What the Job watch saw of one Job: per milestone, when it was delivered and its resourceVersion. */
+interface JobRecord {
+  uid: string;
+  name: string;
+  /** The schedule time its annotation names, epoch ms (NaN without one). */
+  scheduled: number;
+  /** Its controller owner (the CronJob) or '(none)'. */
+  owner: string;
+  seen: Partial<Record<JobMilestone, number>>;
+  rv: Partial<Record<JobMilestone, number>>;
+}
+
+/** A CronJob status seen in the watch (lastScheduleTime as epoch ms, NaN unset). */
+interface CronStatusSeen {
+  at: number;
+  rv: number;
+  lastSchedule: number;
+  active: number;
+}
+
+/** Reads a watch to its end, handing each event over with the moment it was delivered. */
+function consumeWatch<T>(
+  w: Watch<T>,
+  on: (type: string, obj: T, at: number) => void,
+  failed: (err: Error) => void,
+): Promise<void> {
+  return (async () => {
+    try {
+      for await (const ev of w) on(ev.type, ev.object, nowMs());
+    } catch (err) {
+      failed(err as Error);
+    }
+    failed(new Error('a watch ended'));
+  })();
+}
+
+/** One watch each of the CronJob namespace's Jobs, pods and CronJobs, from before the CronJob exists. */
+class CronWatch {
+  readonly jobs = new Map<string, JobRecord>();
+  readonly pods = new Map<string, PodRecord>();
+  readonly statuses: CronStatusSeen[] = [];
+  readonly jobEvents = { ADDED: 0, MODIFIED: 0, DELETED: 0 };
+  readonly podEvents = { ADDED: 0, MODIFIED: 0, DELETED: 0 };
+  cronEvents = 0;
+  error?: Error;
+  private stopping = false;
+  private readonly loops: Array<Promise<void>>;
+
+  private constructor(
+    private readonly watches: Array<{ stop(): void }>,
+    loops: Array<Promise<void>>,
+  ) {
+    this.loops = loops;
+  }
+
+  static async start(jobClient: Client, podClient: Client, cronClient: Client): Promise<CronWatch> {
+    const from = async (c: Client, kind: 'Job' | 'Pod' | 'CronJob') =>
+      (await c.list(kind, { namespace: CRON_NAMESPACE, limit: 1 })).resourceVersion ?? '';
+    const jobs = await jobClient.watch('Job', {
+      namespace: CRON_NAMESPACE,
+      resourceVersion: await from(jobClient, 'Job'),
+    });
+    const pods = await podClient.watch('Pod', {
+      namespace: CRON_NAMESPACE,
+      resourceVersion: await from(podClient, 'Pod'),
+    });
+    const crons = await cronClient.watch('CronJob', {
+      namespace: CRON_NAMESPACE,
+      resourceVersion: await from(cronClient, 'CronJob'),
+    });
+    const loops: Array<Promise<void>> = [];
+    const w = new CronWatch([jobs, pods, crons], loops);
+    const failed = (err: Error) => {
+      if (!w.stopping) w.error ??= err;
+    };
+    loops.push(
+      consumeWatch(jobs, (t, j, at) => w.onJob(t, j, at), failed),
+      consumeWatch(pods, (t, p, at) => w.onPod(t, p, at), failed),
+      consumeWatch(crons, (t, cj, at) => w.onCronJob(t, cj, at), failed),
+    );
+    return w;
+  }
+
+  private onJob(type: string, job: Job, at: number): void {
+    if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
+    this.jobEvents[type]++;
+    const uid = job.metadata?.uid ?? '';
+    let r = this.jobs.get(uid);
+    if (!r) {
+      const stamp = job.metadata?.annotations?.[SCHEDULED_TIMESTAMP_ANNOTATION];
+      r = {
+        uid,
+        name: job.metadata?.name ?? '',
+        scheduled: stamp ? Date.parse(stamp) : NaN,
+        owner: job.metadata?.ownerReferences?.find((o) => o.controller)?.name ?? '(none)',
+        seen: {},
+        rv: {},
+      };
+      this.jobs.set(uid, r);
+    }
+    const rec = r;
+    const rv = Number(job.metadata?.resourceVersion);
+    const holds = (t: string) => !!job.status?.conditions?.some((c) => c.type === t && c.status === 'True');
+    const reach = (m: JobMilestone, yes: boolean) => {
+      if (!yes || rec.seen[m] !== undefined) return;
+      rec.seen[m] = at;
+      rec.rv[m] = rv;
+    };
+    reach('added', true);
+    reach('complete', holds('Complete'));
+    reach('failed', holds('Failed'));
+    reach('deleting', !!job.metadata?.deletionTimestamp);
+    reach('deleted', type === 'DELETED');
+  }
+
+  private onPod(type: string, pod: Pod, at: number): void {
+    if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
+    this.podEvents[type]++;
+    const uid = pod.metadata?.uid ?? '';
+    let r = this.pods.get(uid);
+    if (!r) {
+      r = {
+        uid,
+        name: pod.metadata?.name ?? '',
+        // Its Job (the controller owner reference).
+        rs: pod.metadata?.ownerReferences?.find((o) => o.controller)?.name ?? '(none)',
+        node: '',
+        image: pod.spec?.containers?.[0]?.image ?? '',
+        seen: {},
+        rv: {},
+        live: false,
+        readyLive: false,
+        events: 0,
+      };
+      this.pods.set(uid, r);
+    }
+    const rec = r;
+    rec.events++;
+    if (!rec.node && pod.spec?.nodeName) rec.node = pod.spec.nodeName;
+    const rv = Number(pod.metadata?.resourceVersion);
+    const reach = (m: Milestone, yes: boolean) => {
+      if (!yes || rec.seen[m] !== undefined) return;
+      rec.seen[m] = at;
+      rec.rv[m] = rv;
+    };
+    reach('added', true);
+    reach('scheduled', !!pod.spec?.nodeName);
+    reach('running', pod.status?.phase === 'Running');
+    reach('ready', isPodReady(pod));
+    reach('deleting', !!pod.metadata?.deletionTimestamp);
+    reach('terminal', isPodTerminal(pod));
+    reach('deleted', type === 'DELETED');
+  }
+
+  private onCronJob(type: string, cj: CronJob, at: number): void {
+    if (type === 'DELETED' || cj.metadata?.name !== CRON_NAME) return;
+    this.cronEvents++;
+    const lastSchedule = Date.parse(cj.status?.lastScheduleTime ?? '');
+    const active = cj.status?.active?.length ?? 0;
+    const prev = this.statuses[this.statuses.length - 1];
+    if (prev && Object.is(prev.lastSchedule, lastSchedule) && prev.active === active) return;
+    this.statuses.push({ at, rv: Number(cj.metadata?.resourceVersion), lastSchedule, active });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const w of this.watches) w.stop();
+    await Promise.all(this.loops);
+  }
+}
+
+/** One schedule time of the phase; times in ms after it (wall clock). */
+interface CronMinute {
+  /** Epoch ms. */
+  scheduled: number;
+  /** The Jobs that carry it (normally one), in creation order. */
+  jobs: string[];
+  /** The (first) Job is named `<cronjob>-<minutes since the epoch>`, as the controller names it. */
+  nameOk: boolean;
+  created: AllReached;
+  /** The CronJob's status.lastScheduleTime written with this time. */
+  status: AllReached;
+  podCreated: AllReached;
+  podBound: AllReached;
+  podRunning: AllReached;
+  complete: AllReached;
+  /** Cores used over the time ± 2 s. */
+  cores?: ProcCores;
+  /** The RV clock's slowest round trip over the time − 1 s … + 2 s, ms. */
+  rttMax: number;
+}
+
+interface CronFigures {
+  t0: number;
+  end: number;
+  /** The create call (epoch ms) and the CronJob's creationTimestamp. */
+  createCall: number;
+  creationTimestamp: string;
+  /** Date.now() − the bench's clock, ms, at the phase's start and end. */
+  offsetMs: [number, number];
+  minutes: CronMinute[];
+  /** Jobs for a time that is none of the window's (before the first, not a minute, unannotated). */
+  strays: Array<{ name: string; scheduled: number }>;
+  /** Jobs for times after the window's last (not counted). */
+  later: string[];
+  missed: number;
+  doubled: number;
+  /** The last time's Job was not Complete when the phase ended. */
+  unfinished: boolean;
+  created: Dist;
+  createdSeen: Dist;
+  status: Dist;
+  podCreated: Dist;
+  podBound: Dist;
+  podRunning: Dist;
+  complete: Dist;
+  cores: ProcCores;
+  storeWrites: number;
+  jobEvents: { ADDED: number; MODIFIED: number; DELETED: number };
+  podEvents: { ADDED: number; MODIFIED: number; DELETED: number };
+  cronEvents: number;
+  rvPolls: { n: number; rtt: Dist };
+  idlePolls: { n: number; rtt: Dist };
+  maxUnhealthyNodes: number;
+  unhealthyNodesAtEnd: number;
+  scheduled: number;
+  unschedulable: number;
+  cronQueue: QueueFigures;
+  jobQueue: QueueFigures;
+  /** The namespace's Events at the end, by component and reason (counts summed), with one message each. */
+  events: Array<{ component: string; reason: string; type: string; count: number; message: string }>;
+}
+
+function cronJob(): CronJob {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
+    metadata: { name: CRON_NAME, namespace: CRON_NAMESPACE },
+    spec: {
+      schedule: CRON_SCHEDULE,
+      concurrencyPolicy: 'Allow',
+      jobTemplate: {
+        metadata: { labels: { app: CRON_NAME } },
+        spec: {
+          template: {
+            metadata: { labels: { app: CRON_NAME } },
+            spec: {
+              restartPolicy: 'Never',
+              containers: [
+                {
+                  name: CRON_NAME,
+                  image: CRON_IMAGE,
+                  env: [{ name: HOLLOW_RUN_SECONDS_ENV, value: String(CRON_RUN_SECONDS) }],
+                },
+              ],
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Date.now() − the bench's clock (performance.timeOrigin + performance.now()), ms: read just as
+ * Date.now() turns to a new millisecond (so its truncation does not count), the median of 5.
+ */
+function wallOffset(): number {
+  const xs: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const a = Date.now();
+    let b = a;
+    while (b === a) b = Date.now();
+    xs.push(b - nowMs());
+  }
+  return median(xs);
+}
+
+/** A clock offset, ms (2 decimals; no "-0.00"). */
+const offsetText = (x: number) => fmt(Math.abs(x) < 0.005 ? 0 : x, 2);
+
+const utc = (epochMs: number, withMs = false) =>
+  Number.isFinite(epochMs) ? new Date(epochMs).toISOString().slice(11, withMs ? 23 : 19) : '–';
+
+async function cronPhase(
+  args: Args,
+  c: Cluster,
+  admin: Client,
+  w: DeployWatch,
+  clock: RvClock,
+): Promise<CronFigures> {
+  const count = args.cronjobMinutes;
+  // Not within 3 s of a minute's turn: the first schedule time is then clearly after the create.
+  for (;;) {
+    const s = Date.now() % 60_000;
+    if (s >= 3000 && s <= 55_000) break;
+    await sleep(250);
+  }
+  const cw = await CronWatch.start(c.cp.client(true), c.cp.client(true), c.cp.client(true));
+  try {
+    const before = await scrape(c.metricsPort);
+    const rv0 = await storeRevision(admin);
+    const offset0 = wallOffset();
+    w.trackNodes();
+    const t0 = nowMs();
+    const createCall = t0 + offset0;
+    const created = await admin.create(cronJob());
+    const creationTimestamp = created.metadata?.creationTimestamp ?? '';
+    const creation = Number.isFinite(Date.parse(creationTimestamp))
+      ? Date.parse(creationTimestamp)
+      : createCall;
+    // `* * * * *`: the first schedule time is the first minute's turn after the creationTimestamp.
+    const first = (Math.floor(creation / 60_000) + 1) * 60_000;
+    const times = Array.from({ length: count }, (_, k) => first + k * 60_000);
+    const last = times[times.length - 1];
+    log(
+      `cronjob: created CronJob ${CRON_NAMESPACE}/${CRON_NAME} (${CRON_SCHEDULE}) at ${utc(createCall, true)} UTC ` +
+        `(creationTimestamp ${creationTimestamp}); watching its Jobs for the ${count} schedule times ` +
+        `${utc(first)} … ${utc(last)} UTC`,
+    );
+    const jobsFor = (t: number) => [...cw.jobs.values()].filter((j) => j.scheduled === t);
+    let lastLog = nowMs();
+    let unfinished = true;
+    while (Date.now() < last + CRON_TAIL_MS) {
+      if (cw.error) throw cw.error;
+      if (w.error) throw w.error;
+      checkAlive([c.fleet]);
+      const lastJobs = jobsFor(last);
+      if (
+        Date.now() >= last + 5000 &&
+        lastJobs.length &&
+        lastJobs.every((j) => j.seen.complete !== undefined)
+      ) {
+        unfinished = false;
+        break;
+      }
+      await sleep(200);
+      if (nowMs() - lastLog >= 15_000) {
+        lastLog = nowMs();
+        const jobs = [...cw.jobs.values()].sort((a, b) => a.scheduled - b.scheduled);
+        const latest = jobs[jobs.length - 1];
+        const next = times.find((t) => t > Date.now());
+        log(
+          `cronjob: ${utc(Date.now())} UTC: ${jobs.length} Jobs seen` +
+            (latest
+              ? ` (latest ${latest.name} for ${utc(latest.scheduled)}, seen ${fmt(latest.seen.added! + offset0 - latest.scheduled, 0)} ms after its time` +
+                `${latest.seen.complete !== undefined ? ', Complete' : ''})`
+              : '') +
+            `; ${next !== undefined ? `next schedule time ${utc(next)} UTC` : 'waiting for the last Job to complete'}; ` +
+            `${w.unhealthyNodes.size} nodes not Ready or tainted`,
+        );
+      }
+    }
+    // Let the RV clock pass the last revisions.
+    await sleep(2 * RV_POLL_MS);
+    const end = nowMs();
+    const offset1 = wallOffset();
+    c.sampler.sample();
+    const after = await scrape(c.metricsPort);
+    const rv1 = await storeRevision(admin);
+    const eventList = await admin.list('Event', { namespace: CRON_NAMESPACE });
+
+    /** A bench-clock moment as ms after the schedule time `t` (wall clock). */
+    const rel = (x: number | undefined, t: number) => (x === undefined ? NaN : x + offset0 - t);
+    const jobWhen = (j: JobRecord | undefined, m: JobMilestone) => {
+      const seen = j?.seen[m];
+      return seen === undefined ? undefined : clock.when(j!.rv[m], seen);
+    };
+    const jobReached = (j: JobRecord | undefined, m: JobMilestone, t: number): AllReached => ({
+      ms: rel(jobWhen(j, m), t),
+      seenMs: rel(j?.seen[m], t),
+    });
+    const podReached = (p: PodRecord | undefined, m: Milestone, t: number): AllReached => ({
+      ms: rel(p ? when(clock, p, m) : undefined, t),
+      seenMs: rel(p?.seen[m], t),
+    });
+    const window = new Set(times);
+    const byCreation = (a: JobRecord, b: JobRecord) => (a.rv.added ?? 0) - (b.rv.added ?? 0);
+    const minutes: CronMinute[] = times.map((t) => {
+      const jobs = jobsFor(t).sort(byCreation);
+      const job = jobs[0];
+      const pod = job
+        ? [...cw.pods.values()]
+            .filter((p) => p.rs === job.name)
+            .sort((a, b) => (a.rv.added ?? 0) - (b.rv.added ?? 0))[0]
+        : undefined;
+      const status = cw.statuses.find((s) => s.lastSchedule === t);
+      const tb = t - offset0;
+      return {
+        scheduled: t,
+        jobs: jobs.map((j) => j.name),
+        nameOk: !!job && job.name === jobNameFor(cronJob(), t),
+        created: jobReached(job, 'added', t),
+        status: status
+          ? { ms: rel(clock.when(status.rv, status.at), t), seenMs: rel(status.at, t) }
+          : NOT_REACHED,
+        podCreated: podReached(pod, 'added', t),
+        podBound: podReached(pod, 'scheduled', t),
+        podRunning: podReached(pod, 'running', t),
+        complete: jobReached(job, 'complete', t),
+        cores: coresOver(c.sampler, tb - 2000, tb + 2000),
+        rttMax: clock.polls(tb - 1000, tb + 2000).rtt.max,
+      };
+    });
+    const strays = [...cw.jobs.values()]
+      .filter((j) => !window.has(j.scheduled) && !(j.scheduled > last))
+      .sort(byCreation)
+      .map((j) => ({ name: j.name, scheduled: j.scheduled }));
+    const later = [...cw.jobs.values()].filter((j) => j.scheduled > last).map((j) => j.name);
+    const finite = (xs: number[]) => xs.filter((x) => Number.isFinite(x));
+    const d = (f: (m: CronMinute) => number) => dist(finite(minutes.map(f)));
+    const events = new Map<string, CronFigures['events'][number]>();
+    for (const e of eventList.items as Event[]) {
+      const component = e.source?.component ?? e.reportingComponent ?? '?';
+      const key = `${component}/${e.reason}/${e.type}`;
+      const x = events.get(key) ?? {
+        component,
+        reason: e.reason ?? '',
+        type: e.type ?? '',
+        count: 0,
+        message: e.message ?? '',
+      };
+      x.count += e.count ?? 1;
+      events.set(key, x);
+    }
+    const figures: CronFigures = {
+      t0,
+      end,
+      createCall,
+      creationTimestamp,
+      offsetMs: [offset0, offset1],
+      minutes,
+      strays,
+      later,
+      missed: minutes.filter((m) => !m.jobs.length).length,
+      doubled: minutes.reduce((n, m) => n + Math.max(0, m.jobs.length - 1), 0) + strays.length,
+      unfinished,
+      created: d((m) => m.created.ms),
+      createdSeen: d((m) => m.created.seenMs),
+      status: d((m) => m.status.ms),
+      podCreated: d((m) => m.podCreated.ms),
+      podBound: d((m) => m.podBound.ms),
+      podRunning: d((m) => m.podRunning.ms),
+      complete: d((m) => m.complete.ms),
+      cores: coresOver(c.sampler, t0, end) ?? {
+        server: NaN,
+        hollow: NaN,
+        bench: NaN,
+        machine: NaN,
+        others: NaN,
+      },
+      storeWrites: rv1 - rv0,
+      jobEvents: { ...cw.jobEvents },
+      podEvents: { ...cw.podEvents },
+      cronEvents: cw.cronEvents,
+      rvPolls: clock.polls(t0, end),
+      idlePolls: clock.polls(t0 - 3000, t0),
+      maxUnhealthyNodes: w.maxUnhealthyNodes,
+      unhealthyNodesAtEnd: w.unhealthyNodes.size,
+      scheduled: scrapeDelta(before, after, 'scheduler_schedule_attempts_total{result="scheduled"}'),
+      unschedulable: scrapeDelta(before, after, 'scheduler_schedule_attempts_total{result="unschedulable"}'),
+      cronQueue: queueFigures(before, after, 'cronjob'),
+      jobQueue: queueFigures(before, after, 'job'),
+      events: [...events.values()].sort(
+        (a, b) => a.component.localeCompare(b.component) || b.count - a.count,
+      ),
+    };
+    log(
+      `cronjob: ${minutes.filter((m) => m.jobs.length).length}/${count} schedule times got a Job (${figures.missed} missed, ` +
+        `${figures.doubled} doubled or stray); Job created after its time p50 ${fmt(figures.created.p50, 0)} ms, max ` +
+        `${fmt(figures.created.max, 0)} ms (committed); pod Running p50 ${fmt(figures.podRunning.p50, 0)} ms, max ` +
+        `${fmt(figures.podRunning.max, 0)} ms; Date.now() − the bench's clock ${offsetText(offset0)} → ${offsetText(offset1)} ms`,
+    );
+    return figures;
+  } finally {
+    await cw.stop();
+  }
+}
+
 /** Parts of the server, by the code on a sample's stack (a sample may count in several). */
 const AREAS: Array<{ name: string; test: (fn: string, path: string) => boolean }> = [
   {
@@ -1840,6 +2390,7 @@ function render(
   cluster: Cluster | undefined,
   create: CreateFigures | undefined,
   update: UpdateFigures | undefined,
+  cron: CronFigures | undefined,
   rss: Record<string, number>,
   started: Date,
   seconds: number,
@@ -1851,7 +2402,9 @@ function render(
   const n = args.replicas;
   const b = bounds(args);
   const out: string[] = [];
-  const shared = Math.max(create?.cores.others ?? 0, update?.cores.others ?? 0);
+  const shared = Math.max(create?.cores.others ?? 0, update?.cores.others ?? 0, cron?.cores.others ?? 0);
+  const deploying = args.phases.has('create');
+  const cronning = args.phases.has('cronjob');
   out.push(
     `## ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC — deployment (\`npm run bench:deployment\`)`,
   );
@@ -1869,9 +2422,19 @@ function render(
   out.push('');
   const notQuiet = quiets.filter((q) => !(q.others < QUIET_CORES));
   out.push(
-    `Settings: a fresh \`kubelab server\` (SQLite, its in-process controllers as it runs them by default: the Deployment ` +
-      `controller and the ReplicaSet controller (5 workers each; the ReplicaSet controller creates in slow-start batches ` +
-      `1, 2, 4, …, at most ${BURST_REPLICAS} creates per sync), the scheduler and the garbage collector among them) in a ` +
+    `Settings: phases run: ${PHASES.filter((p) => args.phases.has(p)).join(', ')}. A fresh \`kubelab server\` (SQLite, ` +
+      'its in-process controllers as it runs them by default: ' +
+      [
+        deploying &&
+          'the Deployment controller and the ReplicaSet controller (5 workers each; the ReplicaSet controller creates in ' +
+            `slow-start batches 1, 2, 4, …, at most ${BURST_REPLICAS} creates per sync)`,
+        cronning &&
+          `the CronJob controller and the Job controller (5 workers each; the CronJob controller wakes ` +
+            `${NEXT_SCHEDULE_DELTA_MS} ms after a schedule time)`,
+      ]
+        .filter(Boolean)
+        .join(', ') +
+      `, the scheduler and the garbage collector among them) in a ` +
       `child process on 127.0.0.1${cluster?.profileDir ? ', with `--cpu-prof`' : ''}; ${fmt(args.nodes, 0)} hollow nodes ` +
       `joined ahead (${args.joinConcurrency} at a time${cluster ? `: ${fmt(cluster.join.seconds, 1)} s` : ''}) and run by ` +
       `one \`kubelab-agent --hollow ${args.nodes}\` process at the agent's defaults (the hollow runtime runs their pods: a ` +
@@ -1879,18 +2442,32 @@ function render(
       `then ${args.settleSeconds} s to settle and, before each phase, a wait (≤ ${args.quietWaitSeconds} s) for the ` +
       `processes this benchmark did not start to use < ${QUIET_CORES} cores` +
       (notQuiet.length
-        ? ` (**not reached before ${notQuiet.length === quiets.length ? (quiets.length > 1 ? 'either phase' : 'the phase') : 'one phase'}: ` +
+        ? ` (**not reached before ${notQuiet.length === quiets.length ? (quiets.length > 1 ? 'any phase' : 'the phase') : `${notQuiet.length} of ${quiets.length} phases`}: ` +
           `others used ${notQuiet.map((q) => fmt(q.others, 2)).join(' and ')} cores; measured anyway**)`
         : '') +
-      `. The Deployment: ${fmt(n, 0)} replicas, one container (image ${IMAGE_1}, no resources: the scheduler spreads the ` +
-      `pods by its default requests), RollingUpdate with maxSurge ${args.maxSurge} (${fmt(b.surge, 0)} pods) and ` +
-      `maxUnavailable ${args.maxUnavailable} (${fmt(b.unavailable, 0)} pods). Command: \`npm run bench:deployment` +
+      '.' +
+      (deploying
+        ? ` The Deployment: ${fmt(n, 0)} replicas, one container (image ${IMAGE_1}, no resources: the scheduler spreads ` +
+          `the pods by its default requests), RollingUpdate with maxSurge ${args.maxSurge} (${fmt(b.surge, 0)} pods) and ` +
+          `maxUnavailable ${args.maxUnavailable} (${fmt(b.unavailable, 0)} pods).`
+        : '') +
+      (cronning
+        ? ` The CronJob (namespace ${CRON_NAMESPACE}): schedule \`${CRON_SCHEDULE}\`, concurrencyPolicy Allow, the ` +
+          'history limits at their defaults (3 succeeded, 1 failed); its Jobs run one pod, restartPolicy Never, one ' +
+          `container (image ${CRON_IMAGE}) whose hollow run ends after ${CRON_RUN_SECONDS} s ` +
+          `(env ${HOLLOW_RUN_SECONDS_ENV}=${CRON_RUN_SECONDS}); watched for ${args.cronjobMinutes} schedule times.`
+        : '') +
+      ` Command: \`npm run bench:deployment` +
       `${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`.`,
   );
   out.push('');
   out.push(
-    "How it is timed: the bench watches the namespace's pods, its Deployment, its ReplicaSets and the nodes (gRPC, a " +
-      'connection of its own each) and notes, per pod, the first event in which it exists, has spec.nodeName, is Running, ' +
+    'How it is timed: the bench watches ' +
+      (deploying ? "the Deployment's namespace's pods, its Deployment, its ReplicaSets, " : '') +
+      (cronning ? "the CronJob's namespace's Jobs, pods and CronJobs, " : '') +
+      'and the nodes (gRPC, a connection of its own each) and notes, per pod' +
+      (cronning ? ' (and per Job: created, Complete)' : '') +
+      ', the first event in which it exists, has spec.nodeName, is Running, ' +
       "Ready, being deleted, terminal, deleted — with that event's resourceVersion. Another connection polls the revision " +
       `of the server's watch cache every ${RV_POLL_MS} ms (a List of one Namespace at resourceVersion "0", up to 20 in ` +
       'flight): a write of revision r was committed, and in the cache the in-process controllers read, before the first ' +
@@ -2151,12 +2728,159 @@ function render(
     out.push('');
   }
 
+  if (cron) {
+    const k = cron.minutes.length;
+    const withJob = cron.minutes.filter((m) => m.jobs.length).length;
+    out.push(
+      `### 3. A CronJob every minute for ${k} minutes (\`${CRON_SCHEDULE}\`, concurrencyPolicy Allow) on ` +
+        `${fmt(args.nodes, 0)} nodes`,
+    );
+    out.push('');
+    out.push(
+      `The CronJob ${CRON_NAMESPACE}/${CRON_NAME} was created at ${utc(cron.createCall, true)} UTC (the call; ` +
+        `creationTimestamp ${cron.creationTimestamp}); its ${k} schedule times watched: ` +
+        `${utc(cron.minutes[0]?.scheduled)} … ${utc(cron.minutes[k - 1]?.scheduled)} UTC. The controller names a Job ` +
+        `\`${CRON_NAME}-<minutes since the epoch>\`, annotates it with its schedule time (${SCHEDULED_TIMESTAMP_ANNOTATION}) ` +
+        `and wakes ${NEXT_SCHEDULE_DELTA_MS} ms after each schedule time, so ${NEXT_SCHEDULE_DELTA_MS} ms is the floor of ` +
+        "a Job's lateness. Times are ms after the schedule time on the wall clock: the bench's milestones (committed: the " +
+        "earlier of the watch's delivery and the RV clock; seen: the watch's delivery) converted by Date.now() − the " +
+        `bench's clock, ${offsetText(cron.offsetMs[0])} ms at the start and ${offsetText(cron.offsetMs[1])} ms at the end (the ` +
+        'server and the bench read the same machine clock). A Job is matched to its time by its annotation; its pod by ' +
+        'its controller owner reference.',
+    );
+    out.push('');
+    out.push(
+      table(
+        [
+          'schedule time (UTC)',
+          'Jobs',
+          '**Job created**, committed, ms',
+          'seen, ms',
+          'CronJob status lastScheduleTime, ms',
+          'pod created, ms',
+          'pod bound, ms',
+          '**pod Running**, committed, ms',
+          'Job Complete, ms',
+          'CPU server / others (± 2 s)',
+          'RV clock round trip max, ms',
+        ],
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        cron.minutes.map((m) => [
+          utc(m.scheduled).slice(0, 5),
+          m.jobs.length
+            ? `${m.jobs.map((j) => `\`${j}\``).join(', ')}${m.nameOk ? '' : " (**not the controller's name**)"}`
+            : '**none**',
+          `**${ms(m.created.ms)}**`,
+          ms(m.created.seenMs),
+          ms(m.status.ms),
+          ms(m.podCreated.ms),
+          ms(m.podBound.ms),
+          `**${ms(m.podRunning.ms)}**`,
+          ms(m.complete.ms),
+          `${cores(m.cores?.server)} / ${cores(m.cores?.others)}`,
+          num(m.rttMax),
+        ]),
+      ),
+    );
+    out.push('');
+    out.push(
+      table(
+        ['per schedule time, ms after it', 'Jobs', 'p50', 'p90', 'p99', 'max'],
+        ['l', 'r', 'r', 'r', 'r', 'r'],
+        [
+          distRow('**Job created (committed)**', cron.created, true),
+          distRow('Job created (seen in the Job watch)', cron.createdSeen),
+          distRow('CronJob status.lastScheduleTime written (committed)', cron.status),
+          distRow("the Job's pod created (the Job controller)", cron.podCreated),
+          distRow('pod bound (the scheduler)', cron.podBound),
+          distRow('**pod Running (committed)**', cron.podRunning, true),
+          distRow(`Job Complete (its container runs ${CRON_RUN_SECONDS} s)`, cron.complete),
+        ],
+      ),
+    );
+    out.push('');
+    out.push(
+      `Jobs per schedule time: ${withJob} of ${k} times got a Job` +
+        (cron.missed || cron.doubled
+          ? ` — **${cron.missed} missed, ${cron.doubled} doubled or stray**`
+          : ', each exactly one: none missed, none doubled') +
+        (cron.strays.length
+          ? `; Jobs for no time of the window: ${cron.strays
+              .map(
+                (x) =>
+                  `\`${x.name}\` (${Number.isFinite(x.scheduled) ? utc(x.scheduled) : 'no schedule annotation'})`,
+              )
+              .join(', ')}`
+          : '; no Job for any other time') +
+        (cron.later.length
+          ? `; after the window (not counted): ${cron.later.map((x) => `\`${x}\``).join(', ')}`
+          : '') +
+        (cron.unfinished ? "; **the last time's Job was not Complete when the phase ended**" : '') +
+        '.',
+    );
+    out.push('');
+    const bits = [
+      `CPU, cores used over the phase (${fmt((cron.end - cron.t0) / 1000, 1)} s): server ${cores(cron.cores.server)}, ` +
+        `hollow agents ${cores(cron.cores.hollow)}, bench ${cores(cron.cores.bench)}; machine ${cores(cron.cores.machine)}, ` +
+        `others ${cores(cron.cores.others)}`,
+      `the store committed ${fmt(cron.storeWrites, 0)} writes (${fmt(cron.storeWrites / ((cron.end - cron.t0) / 1000), 1)}/s; ` +
+        `every kind, node leases and statuses included); the Job watch saw ${fmt(cron.jobEvents.ADDED, 0)} ADDED, ` +
+        `${fmt(cron.jobEvents.MODIFIED, 0)} MODIFIED, ${fmt(cron.jobEvents.DELETED, 0)} DELETED (the history limit ` +
+        `deletes the older Jobs); the pod watch ${fmt(cron.podEvents.ADDED, 0)} ADDED, ${fmt(cron.podEvents.MODIFIED, 0)} ` +
+        `MODIFIED, ${fmt(cron.podEvents.DELETED, 0)} DELETED; the CronJob watch ${fmt(cron.cronEvents, 0)} events`,
+      `the RV clock polled ${fmt(cron.rvPolls.n, 0)} times (round trip p50 ${fmt(cron.rvPolls.rtt.p50, 1)} ms, p99 ` +
+        `${fmt(cron.rvPolls.rtt.p99, 0)} ms, max ${fmt(cron.rvPolls.rtt.max, 0)} ms; in the 3 s before the create ` +
+        `p50 ${fmt(cron.idlePolls.rtt.p50, 1)} ms)`,
+      cron.maxUnhealthyNodes
+        ? `**nodes not Ready or tainted NoSchedule/NoExecute: up to ${fmt(cron.maxUnhealthyNodes, 0)} at once, ` +
+          `${fmt(cron.unhealthyNodesAtEnd, 0)} at the end**`
+        : 'every node stayed Ready and untainted',
+      `the scheduler: ${fmt(cron.scheduled, 0)} scheduled, ${fmt(cron.unschedulable, 0)} unschedulable`,
+      queueBullet('the CronJob controller (workqueue "cronjob", 5 workers)', cron.cronQueue),
+      queueBullet('the Job controller (workqueue "job", 5 workers)', cron.jobQueue),
+      `Events in ${CRON_NAMESPACE} at the end (by component and reason, counts summed; the recorders' spam filter ` +
+        `drops some of a busy object's): ${
+          cron.events
+            .map(
+              (e) =>
+                `${e.component} ${e.type === 'Warning' ? '**Warning** ' : ''}${e.reason} ×${fmt(e.count, 0)}`,
+            )
+            .join(', ') || 'none'
+        }`,
+    ];
+    for (const e of cron.events.filter(
+      (x) => x.type === 'Warning' || /Missed|Unexpected|Missing/.test(x.reason),
+    ))
+      bits.push(`${e.component} ${e.reason}: "${e.message.slice(0, 200)}"`);
+    if (!update) {
+      bits.push(
+        `RSS at the end, MiB: ${Object.entries(rss)
+          .map(([k2, v]) => `${k2} ${fmt(v, 0)}`)
+          .join(', ')}`,
+      );
+      if (problems?.size) {
+        const total = [...problems.values()].reduce((a, c) => a + c, 0);
+        bits.push(
+          `the hollow fleet logged ${total} lines at warn or above: ` +
+            [...problems.entries()]
+              .sort((x, y) => y[1] - x[1])
+              .slice(0, 3)
+              .map(([k2, v]) => `${v}× ${k2.slice(0, 140)}`)
+              .join('; '),
+        );
+      }
+    }
+    out.push(bits.map((x) => `- ${x}.`).join('\n'));
+    out.push('');
+  }
+
   if (create?.profile) out.push(...profileTables('create', create.profile));
   if (update?.profile) out.push(...profileTables('rolling update', update.profile));
 
   out.push('### Goal');
   out.push('');
-  const goals = goalRows(args, create, update);
+  // The goals of the phases this run was asked for (n/a: asked for, not measured).
+  const goals = goalRows(args, create, update, cron).filter((g) => args.phases.has(g.phase));
   out.push(
     table(
       ['target', 'value', 'goal', 'result'],
@@ -2188,11 +2912,24 @@ function render(
         .join('\n'),
     );
   }
+  if (cron && !cronMet(cron)) {
+    out.push('');
+    out.push('The CronJob goal is missed. What the figures show:');
+    out.push('');
+    out.push(
+      cronWhereTheTimeGoes(cron)
+        .map((r) => `- ${r}`)
+        .join('\n'),
+    );
+  }
   return out.join('\n') + '\n';
 }
 
 const createMet = (c: CreateFigures) => !c.timedOut && c.allRunning.ms <= GOAL_RUNNING_MS;
 const updateMet = (u: UpdateFigures) => !u.timedOut && u.finishMs <= GOAL_ROLLOUT_MS;
+const cronOnTime = (c: CronFigures) => c.missed === 0 && c.created.max <= GOAL_CRON_CREATE_MS;
+const cronOnePerMinute = (c: CronFigures) => c.missed === 0 && c.doubled === 0;
+const cronMet = (c: CronFigures) => cronOnTime(c) && cronOnePerMinute(c);
 
 interface GoalRow {
   target: string;
@@ -2202,18 +2939,22 @@ interface GoalRow {
   /** undefined: not measured. */
   pass?: boolean;
   short: string;
+  /** The phase that measures it. */
+  phase: Phase;
 }
 
-function goalRows(args: Args, create?: CreateFigures, update?: UpdateFigures): GoalRow[] {
+function goalRows(args: Args, create?: CreateFigures, update?: UpdateFigures, cron?: CronFigures): GoalRow[] {
   const n = args.replicas;
   const b = bounds(args);
   const row = (
+    phase: Phase,
     target: string,
     short: string,
     value: string | undefined,
     goal: string,
     pass: boolean | undefined,
   ): GoalRow => ({
+    phase,
     target,
     short,
     value: value ?? 'n/a',
@@ -2223,6 +2964,7 @@ function goalRows(args: Args, create?: CreateFigures, update?: UpdateFigures): G
   });
   return [
     row(
+      'create',
       `create → all ${fmt(n, 0)} pods Running (committed)`,
       'all Running',
       create && `${ms(create.allRunning.ms)} ms`,
@@ -2230,6 +2972,7 @@ function goalRows(args: Args, create?: CreateFigures, update?: UpdateFigures): G
       create && createMet(create),
     ),
     row(
+      'update',
       'rolling update: patch → finished (status updated = available = replicas, every live pod new and Ready)',
       'rollout',
       update && `${ms(update.finishMs)} ms`,
@@ -2237,6 +2980,7 @@ function goalRows(args: Args, create?: CreateFigures, update?: UpdateFigures): G
       update && updateMet(update),
     ),
     row(
+      'update',
       'rolling update: most live pods at once (every pod event)',
       'max live',
       update && fmt(update.maxLive, 0),
@@ -2244,6 +2988,7 @@ function goalRows(args: Args, create?: CreateFigures, update?: UpdateFigures): G
       update && update.maxLive <= b.maxLive,
     ),
     row(
+      'update',
       'rolling update: fewest Ready live pods at once (every pod event)',
       'min Ready',
       update && fmt(update.minReadyLive, 0),
@@ -2251,14 +2996,71 @@ function goalRows(args: Args, create?: CreateFigures, update?: UpdateFigures): G
       update && update.minReadyLive >= b.minReady,
     ),
     row(
+      'update',
       "rolling update: most ReplicaSets' spec.replicas in all (every ReplicaSet event)",
       'max RS replicas',
       update && fmt(update.maxRsSum, 0),
       `≤ ${fmt(b.maxLive, 0)}`,
       update && update.maxRsSum <= b.maxLive,
     ),
+    row(
+      'cronjob',
+      `CronJob \`${CRON_SCHEDULE}\`: every Job created after its schedule time (committed; the latest of ` +
+        `${cron ? cron.minutes.length : args.cronjobMinutes} times, a missed time counting as late)`,
+      'Job created',
+      cron && (cron.missed ? `${cron.missed} missed` : `max ${ms(cron.created.max)} ms`),
+      `≤ ${fmt(GOAL_CRON_CREATE_MS, 0)} ms`,
+      cron && cronOnTime(cron),
+    ),
+    row(
+      'cronjob',
+      'CronJob: Jobs per schedule time (none missed, none doubled, none for another time)',
+      'Jobs per minute',
+      cron &&
+        `${cron.minutes.filter((m) => m.jobs.length === 1).length} of ${cron.minutes.length} times with exactly 1` +
+          `${cron.missed ? `, ${cron.missed} missed` : ''}${cron.doubled ? `, ${cron.doubled} doubled or stray` : ''}`,
+      'exactly 1 each',
+      cron && cronOnePerMinute(cron),
+    ),
   ];
 }
+
+/** The CronJob goal missed: the late or missed times and what the machine and the server did then. */
+function cronWhereTheTimeGoes(c: CronFigures): string[] {
+  const out: string[] = [];
+  const bad = c.minutes.filter(
+    (m) => m.jobs.length !== 1 || !(m.created.ms <= GOAL_CRON_CREATE_MS) || !m.nameOk,
+  );
+  for (const m of bad)
+    out.push(
+      `${utc(m.scheduled).slice(0, 5)} UTC: ${m.jobs.length} Job${m.jobs.length === 1 ? '' : 's'}` +
+        (m.jobs.length
+          ? ` (${m.jobs.join(', ')}), the first created ${ms(m.created.ms)} ms after the time (seen ${ms(m.created.seenMs)} ms), ` +
+            `the CronJob's status at ${ms(m.status.ms)} ms`
+          : '') +
+        `; around it the server used ${cores(m.cores?.server)} cores, other work ${cores(m.cores?.others)}, and the ` +
+        `slowest RV-clock List took ${num(m.rttMax)} ms.`,
+    );
+  if (c.strays.length)
+    out.push(
+      `Jobs for no schedule time of the window: ${c.strays
+        .map((x) => `${x.name} (${Number.isFinite(x.scheduled) ? rfc3339Ms(x.scheduled) : 'no annotation'})`)
+        .join(', ')}.`,
+    );
+  const notable = c.events.filter((e) => e.type === 'Warning' || /Missed|Unexpected|Missing/.test(e.reason));
+  if (notable.length)
+    out.push(
+      `The controllers said: ${notable.map((e) => `${e.component} ${e.reason} ×${e.count} ("${e.message.slice(0, 160)}")`).join('; ')}.`,
+    );
+  out.push(
+    `The CronJob controller's queue: ${fmt(c.cronQueue.syncs, 0)} syncs, ${fmt(c.cronQueue.retries, 0)} delayed ` +
+      `requeues, ${fmt(c.cronQueue.queueMeanMs, 1)} ms mean wait; the machine over the phase: server ` +
+      `${cores(c.cores.server)}, others ${cores(c.cores.others)} cores.`,
+  );
+  return out;
+}
+
+const rfc3339Ms = (epochMs: number) => new Date(epochMs).toISOString();
 
 /** The create goal missed: the critical path and what slows it, in words, from this run's figures. */
 function createWhereTheTimeGoes(f: CreateFigures, n: number, machineCores: number): string[] {
@@ -2355,12 +3157,13 @@ function summaryRow(
   args: Args,
   create: CreateFigures | undefined,
   update: UpdateFigures | undefined,
+  cron: CronFigures | undefined,
   started: Date,
   load: number[],
 ): SummaryRow {
   const n = args.replicas;
   const b = bounds(args);
-  const goals = goalRows(args, create, update).filter((g) => g.pass !== undefined);
+  const goals = goalRows(args, create, update, cron).filter((g) => g.pass !== undefined);
   const missed = goals.filter((g) => !g.pass);
   const figures = [
     create &&
@@ -2373,8 +3176,14 @@ function summaryRow(
         `finished ${ms(update.finishMs)} ms after the patch in ${update.steps.length} scaling steps; live pods max ` +
         `${fmt(update.maxLive, 0)} (≤ ${fmt(b.maxLive, 0)}), Ready live min ${fmt(update.minReadyLive, 0)} ` +
         `(≥ ${fmt(b.minReady, 0)}), ReplicaSets' replicas max ${fmt(update.maxRsSum, 0)}`,
+    cron &&
+      `CronJob \`${CRON_SCHEDULE}\` for ${cron.minutes.length} min on ${fmt(args.nodes, 0)} hollow nodes: Job created ` +
+        `p50 ${ms(cron.created.p50)} ms, max ${ms(cron.created.max)} ms after its schedule time (committed), its pod ` +
+        `Running p50 ${ms(cron.podRunning.p50)} ms, max ${ms(cron.podRunning.max)} ms; ` +
+        `${cron.minutes.filter((m) => m.jobs.length === 1).length} of ${cron.minutes.length} minutes with exactly one ` +
+        `Job (${cron.missed} missed, ${cron.doubled} doubled)`,
   ].filter(Boolean);
-  const shared = Math.max(create?.cores.others ?? 0, update?.cores.others ?? 0);
+  const shared = Math.max(create?.cores.others ?? 0, update?.cores.others ?? 0, cron?.cores.others ?? 0);
   return {
     bench: '`bench:deployment`',
     date: started.toISOString().slice(0, 16).replace('T', ' '),
@@ -2410,7 +3219,11 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => fail('interrupted; cleaning up', 130));
   process.on('SIGTERM', () => fail('terminated; cleaning up', 143));
-  const budget = 5 * 60_000 + args.nodes * 150 + 2 * args.waitSeconds * 1000;
+  const budget =
+    5 * 60_000 +
+    args.nodes * 150 +
+    (args.phases.has('create') ? 2 * args.waitSeconds * 1000 : 0) +
+    (args.phases.has('cronjob') ? (args.cronjobMinutes + 3) * 60_000 : 0);
   const watchdog = setTimeout(
     () => fail(`the benchmark took more than ${fmt(budget / 60_000, 0)} minutes; giving up`, 1),
     budget,
@@ -2422,6 +3235,7 @@ async function main(): Promise<void> {
   let cluster: Cluster | undefined;
   let create: CreateFigures | undefined;
   let update: UpdateFigures | undefined;
+  let cron: CronFigures | undefined;
   const quiets: Array<{ seconds: number; others: number }> = [];
   let error: string | undefined;
   let rss: Record<string, number> = {};
@@ -2442,13 +3256,24 @@ async function main(): Promise<void> {
     cleanup.add('watch', () => w.stop());
     const clock = new RvClock(c.cp.client(true));
     cleanup.add('rv clock', () => clock.stop());
-    quiets.push(await waitForQuiet(c.sampler, args.quietWaitSeconds));
-    create = await createPhase(args, c, admin, w, clock);
-    if (!create.timedOut) {
-      log('settling for 5 s before the rolling update');
-      await sleep(5000);
+    if (args.phases.has('create')) {
       quiets.push(await waitForQuiet(c.sampler, args.quietWaitSeconds));
-      update = await updatePhase(args, c, admin, w, clock);
+      create = await createPhase(args, c, admin, w, clock);
+      if (!create.timedOut && args.phases.has('update')) {
+        log('settling for 5 s before the rolling update');
+        await sleep(5000);
+        quiets.push(await waitForQuiet(c.sampler, args.quietWaitSeconds));
+        update = await updatePhase(args, c, admin, w, clock);
+      }
+    }
+    if (args.phases.has('cronjob')) {
+      if (create) {
+        log('settling for 5 s before the CronJob');
+        await sleep(5000);
+      }
+      await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: CRON_NAMESPACE } });
+      quiets.push(await waitForQuiet(c.sampler, args.quietWaitSeconds));
+      cron = await cronPhase(args, c, admin, w, clock);
     }
     rss = {
       server: memoryOf(c.cp.pid).rss / MiB,
@@ -2476,6 +3301,7 @@ async function main(): Promise<void> {
     cluster,
     create,
     update,
+    cron,
     rss,
     started,
     (nowMs() - t0) / 1000,
@@ -2485,10 +3311,10 @@ async function main(): Promise<void> {
     error,
   );
   process.stdout.write('\n' + section);
-  if (args.append && create) {
+  if (args.append && (create || cron)) {
     const path = join(REPO_ROOT, 'BENCHMARKS.md');
     const replaced = replaceSection(path, 'deployment', section);
-    upsertSummaryRow(path, summaryRow(machine, args, create, update, started, load));
+    upsertSummaryRow(path, summaryRow(machine, args, create, update, cron, started, load));
     log(
       `${replaced ? 'replaced the deployment section of' : 'added a deployment section to'} ${path}, and its summary row`,
     );
