@@ -114,7 +114,7 @@ export class ControlPlane {
     const storage = encryptedStorage(
       await openStorage(options, clock, logger),
       new ValueEncryption(keys),
-      (key) => key.startsWith(SECRETS_PREFIX),
+      SECRETS_PREFIX,
       logger.child({ component: 'storage' }),
     );
     const memoryStorage = await openMemoryStorage(clock);

@@ -21,12 +21,17 @@ import {
 
 export const ENCRYPTION_ERROR_ANNOTATION = 'kubelab.io/encryption-error';
 
+/** Encrypts the values of the keys under `coveredPrefix` (Secrets' /registry/secrets/). */
 export function encryptedStorage(
   inner: Storage,
   encryption: ValueEncryption,
-  covers: (key: string) => boolean,
+  coveredPrefix: string,
   logger: Logger,
 ): Storage {
+  const covers = (key: string) => key.startsWith(coveredPrefix);
+  // A list or watch of another kind's prefix holds no covered key: its items pass untouched.
+  const mayHoldCovered = (prefix: string) =>
+    prefix.startsWith(coveredPrefix) || coveredPrefix.startsWith(prefix);
   const open = (key: string, value: string): string => {
     if (!covers(key)) return value;
     try {
@@ -65,7 +70,7 @@ export function encryptedStorage(
     },
     async list(prefix: string, options?: ListOptions): Promise<ListResult> {
       const result = await inner.list(prefix, options);
-      return { ...result, items: result.items.map(openKv) };
+      return mayHoldCovered(prefix) ? { ...result, items: result.items.map(openKv) } : result;
     },
     async create(key, value) {
       return openKv(await inner.create(key, seal(key, value)).catch(openError));
@@ -77,6 +82,7 @@ export function encryptedStorage(
       return openKv(await inner.delete(key, expectedRevision).catch(openError));
     },
     watch(prefix: string, fromRevision: number, callbacks: WatchCallbacks): WatchHandle {
+      if (!mayHoldCovered(prefix)) return inner.watch(prefix, fromRevision, callbacks);
       return inner.watch(prefix, fromRevision, {
         ...callbacks,
         onEvents: (events) => callbacks.onEvents(events.map(openEvent)),

@@ -13,7 +13,8 @@ import type { Strategy } from './strategy.js';
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 const KEY_MAX = 253;
 const KEY_PATTERN = /^[-._a-zA-Z0-9]+$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** Standard base64 with padding, as Kubernetes' JSON carries bytes. */
+export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** What is wrong with a key (empty when it is a valid file name), as IsConfigMapKey says it. */
 export function configKeyErrors(key: string): string[] {

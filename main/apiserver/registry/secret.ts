@@ -7,10 +7,8 @@ import { kindInfo } from '../../../client/api/kinds.js';
 import type { Secret } from '../../../client/api/types.js';
 import { forbidden, invalid, required, tooLong, type FieldError } from '../../../client/api/validation.js';
 import { deepEqual } from '../../../client/util/objects.js';
-import { configKeyErrors, MAX_CONFIG_BYTES } from './configmap.js';
+import { BASE64, configKeyErrors, MAX_CONFIG_BYTES } from './configmap.js';
 import type { Strategy } from './strategy.js';
-
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Keys each well-known type must have (Kubernetes' secret types). */
 const REQUIRED_KEYS: Record<string, string[]> = {
