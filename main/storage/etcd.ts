@@ -42,6 +42,7 @@ import {
   type CompactionClaim,
   type CompactionMark,
 } from './etcdcompactor.js';
+import type { HistoryBound } from './retention.js';
 import {
   StorageError,
   type KeyValue,
@@ -82,6 +83,8 @@ export interface EtcdStorageOptions {
    * 5 minutes, kube-apiserver's --etcd-compaction-interval; 0: never, the operator compacts).
    */
   compactionIntervalMs?: number;
+  /** Under heavy writing, less history is kept (retention.ts; default DEFAULT_HISTORY_BOUND). */
+  historyBound?: HistoryBound;
   /** The compaction timer's clock; tests move it. */
   clock?: Clock;
   /** Where compactions and their failures are logged. */
@@ -157,6 +160,7 @@ export async function openEtcdStorage(options: EtcdStorageOptions): Promise<Etcd
     intervalMs: options.compactionIntervalMs ?? DEFAULT_COMPACTION_INTERVAL_MS,
     clock: options.clock ?? realClock,
     logger: options.logger,
+    historyBound: options.historyBound,
   });
   return storage;
 }

@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../client/util/clock.js';
 import { startEtcd, type EtcdServer } from '../../test/support/etcd.js';
 import { openEtcdStorage, type EtcdStorage } from './etcd.js';
-import { EtcdCompactor, type CompactionBackend } from './etcdcompactor.js';
+import { EtcdCompactor, HISTORY_CHECK_MS, type CompactionBackend } from './etcdcompactor.js';
+import type { HistoryBound } from './retention.js';
 import { isStorageError } from './types.js';
 
 const INTERVAL = 5 * 60_000;
@@ -29,18 +30,24 @@ function captureLogger() {
   return {
     logger,
     lines,
-    compactions: () => lines.filter((l) => l.msg === "compacted etcd's history"),
+    compactions: () => lines.filter((l) => String(l.msg).startsWith("compacted etcd's history")),
     failures: () => lines.filter((l) => Number(l.level) >= 40),
   };
 }
 
-function open(clock: FakeClock, logger: pino.Logger, compactionIntervalMs?: number): Promise<EtcdStorage> {
+function open(
+  clock: FakeClock,
+  logger: pino.Logger,
+  compactionIntervalMs?: number,
+  historyBound?: HistoryBound,
+): Promise<EtcdStorage> {
   return openEtcdStorage({
     endpoints: [etcd.endpoint],
     prefix: '/kubelab',
     clock,
     logger,
     compactionIntervalMs,
+    historyBound,
   });
 }
 
@@ -101,6 +108,54 @@ describe('etcd compaction', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('under heavy writing takes a turn early that keeps the last 75 s, and counts the next round from it', async () => {
+    const clock = new FakeClock();
+    const log = captureLogger();
+    const s = await open(clock, log.logger, INTERVAL, { maxRevisions: 300, minRetentionMs: 75_000 });
+    const seen: Array<{ at: number; rev: number }> = [];
+    const asOf = (cutoff: number) => Math.max(0, ...seen.filter((x) => x.at <= cutoff).map((x) => x.rev));
+    let rev = (await s.create('/k', '0')).modRevision;
+    const write = async (n: number) => {
+      for (let i = 0; i < n; i++) rev = (await s.update('/k', String(i), rev)).modRevision;
+    };
+    try {
+      await s.compaction?.idle();
+      // Light writing: no early turn, however many checks pass.
+      for (let t = 0; t < 8; t++) {
+        await write(10);
+        clock.advance(HISTORY_CHECK_MS);
+        await s.compaction?.idle();
+        seen.push({ at: clock.now(), rev: await s.currentRevision() });
+      }
+      expect(log.compactions()).toEqual([]);
+      // Heavy: 100 revisions every 15 s pass the bound of 300.
+      for (let t = 0; t < 12; t++) {
+        await write(100);
+        clock.advance(HISTORY_CHECK_MS);
+        await s.compaction?.idle();
+        const compacted = await s.compactedRevision();
+        expect(compacted).toBeLessThanOrEqual(asOf(clock.now() - 75_000));
+        seen.push({ at: clock.now(), rev: await s.currentRevision() });
+      }
+      const early = log.compactions();
+      expect(early.length).toBeGreaterThanOrEqual(2);
+      expect(early.every((l) => /early/.test(String(l.msg)))).toBe(true);
+      // History stays near the bound: at most the bound plus what one check lets in.
+      expect(rev - (await s.compactedRevision())).toBeLessThanOrEqual(300 + 2 * 100 + 10);
+      expect(log.failures()).toEqual([]);
+      // Quiet again: no compaction, early or regular, ever takes the last 75 s away.
+      for (let t = 0; t < 30; t++) {
+        clock.advance(HISTORY_CHECK_MS);
+        await s.compaction?.idle();
+        expect(await s.compactedRevision()).toBeLessThanOrEqual(asOf(clock.now() - 75_000));
+        seen.push({ at: clock.now(), rev: await s.currentRevision() });
+      }
+    } finally {
+      await s.close();
+    }
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
   it('replicas take turns: one compaction per round, and another takes over when that one stops', async () => {
     const clock = new FakeClock();
     const logs = [captureLogger(), captureLogger()];
@@ -152,6 +207,8 @@ describe('etcd compaction', () => {
       readCompactionMark: () => s.readCompactionMark(),
       compact: (r) =>
         failNext === 'compact' ? Promise.reject(new Error('injected: etcd unreachable')) : s.compact(r),
+      currentRevision: () => s.currentRevision(),
+      compactedRevision: () => s.compactedRevision(),
     };
     const compactor = new EtcdCompactor(backend, { intervalMs: INTERVAL, clock, logger: log.logger });
     const round = async () => {

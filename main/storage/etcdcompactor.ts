@@ -20,10 +20,21 @@
  * turn there (its version, its revision — the next target — and its time) and takes the next
  * turn when it is due, at once if it is overdue. A turn taken by a kube-apiserver carries no
  * time; then the replica learns whose turn it is at once, and compacts one interval later.
+ *
+ * Under heavy writing, history is also bounded by count (retention.ts): every 15 seconds the
+ * compactor notes etcd's revision, and once more than 20,000 revisions lie above the compacted
+ * one it takes a turn early, compacting to the revision of 75 seconds ago (the watch cache's
+ * window), and counts the next regular round from then.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../../client/util/clock.js';
 import { createLogger, type Logger } from '../logging.js';
+import {
+  boundedHistoryTarget,
+  DEFAULT_HISTORY_BOUND,
+  type HistoryBound,
+  type RetentionSample,
+} from './retention.js';
 
 /** The key of the turn-taking, outside any prefix: compaction is global to the etcd cluster. */
 export const COMPACT_REV_KEY = 'compact_rev_key';
@@ -33,6 +44,9 @@ export const COMPACT_TIME_KEY = 'kubelab_compact_time';
 
 /** kube-apiserver's --etcd-compaction-interval default. */
 export const DEFAULT_COMPACTION_INTERVAL_MS = 5 * 60_000;
+
+/** How often etcd's revision is noted for the bound on history by count. */
+export const HISTORY_CHECK_MS = 15_000;
 
 /** The outcome of the compare-and-swap on compact_rev_key. */
 export interface CompactionClaim {
@@ -67,11 +81,17 @@ export interface CompactionBackend {
   readCompactionMark(): Promise<CompactionMark | undefined>;
   /** Compacts etcd's history below `revision`; already compacted is success. */
   compact(revision: number): Promise<void>;
+  /** etcd's current revision. */
+  currentRevision(): Promise<number>;
+  /** The revision etcd's history is compacted to (0: never compacted). */
+  compactedRevision(): Promise<number>;
 }
 
 export interface EtcdCompactorOptions {
   intervalMs: number;
   clock: Clock;
+  /** History bounded by count too (default DEFAULT_HISTORY_BOUND; maxRevisions 0: by time only). */
+  historyBound?: HistoryBound;
   /** Default: a logger on stderr, made when there is something to say. */
   logger?: Logger;
 }
@@ -82,7 +102,12 @@ export class EtcdCompactor {
   /** etcd's revision seen in the previous round; 0 before the first round. */
   private seen = 0;
   private timer: TimerHandle | undefined;
-  private running: Promise<void> | undefined;
+  private checkTimer: TimerHandle | undefined;
+  /** Rounds and checks run one at a time, in the order they fell due. */
+  private tail: Promise<void> = Promise.resolve();
+  private pending = 0;
+  /** etcd's revision every HISTORY_CHECK_MS, for the bound by count. */
+  private samples: RetentionSample[] = [];
   private stopped = false;
   private logger: Logger | undefined;
   private knownCompacted = 0;
@@ -111,9 +136,8 @@ export class EtcdCompactor {
    */
   start(): void {
     if (this.options.intervalMs <= 0) return;
-    this.running = this.resume().finally(() => {
-      this.running = undefined;
-    });
+    void this.exclusive(() => this.resume());
+    if (this.bound.maxRevisions > 0) this.scheduleCheck();
   }
 
   /**
@@ -123,12 +147,27 @@ export class EtcdCompactor {
   stop(): void {
     this.stopped = true;
     if (this.timer) this.options.clock.clearTimeout(this.timer);
+    if (this.checkTimer) this.options.clock.clearTimeout(this.checkTimer);
     this.timer = undefined;
+    this.checkTimer = undefined;
   }
 
-  /** Settles when no round is running (tests move the clock, then await this). */
-  idle(): Promise<void> {
-    return this.running ?? Promise.resolve();
+  /** Settles when no round or check is running (tests move the clock, then await this). */
+  async idle(): Promise<void> {
+    while (this.pending > 0) await this.tail;
+  }
+
+  private get bound(): HistoryBound {
+    return this.options.historyBound ?? DEFAULT_HISTORY_BOUND;
+  }
+
+  /** Runs `work` after whatever round or check is running; `work` must not throw. */
+  private exclusive(work: () => Promise<void>): Promise<void> {
+    this.pending++;
+    this.tail = this.tail.then(work).finally(() => {
+      this.pending--;
+    });
+    return this.tail;
   }
 
   /** The last revision known to be compacted (0 before any). */
@@ -183,13 +222,65 @@ export class EtcdCompactor {
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
+    if (this.timer) this.options.clock.clearTimeout(this.timer);
     this.timer = this.options.clock.setTimeout(() => {
       this.timer = undefined;
-      this.running = this.round().finally(() => {
-        this.running = undefined;
+      void this.exclusive(async () => {
+        await this.round();
         this.schedule(this.options.intervalMs);
       });
     }, delayMs);
+  }
+
+  private scheduleCheck(): void {
+    if (this.stopped) return;
+    this.checkTimer = this.options.clock.setTimeout(() => {
+      this.checkTimer = undefined;
+      void this.exclusive(async () => {
+        await this.checkHistory();
+        this.scheduleCheck();
+      });
+    }, HISTORY_CHECK_MS);
+  }
+
+  /**
+   * Notes etcd's revision; when history holds more than the bound, takes a turn early that
+   * keeps only the last minRetentionMs. Never throws: the next check tries again.
+   */
+  private async checkHistory(): Promise<void> {
+    if (this.stopped) return;
+    const now = this.options.clock.now();
+    const bound = this.bound;
+    try {
+      const revision = await this.backend.currentRevision();
+      this.samples.push({ at: now, rev: revision });
+      // One sample at least minRetentionMs old is all a target needs.
+      const cutoff = now - bound.minRetentionMs;
+      while (this.samples.length > 1 && this.samples[1].at <= cutoff) this.samples.shift();
+      if (!boundedHistoryTarget(this.samples, now, revision, this.knownCompacted, bound)) return;
+      // The lower bound may be stale (another replica, or a kube-apiserver, compacted).
+      this.noteCompacted(await this.backend.compactedRevision());
+      const target = boundedHistoryTarget(this.samples, now, revision, this.knownCompacted, bound);
+      if (!target || this.stopped) return;
+      const claim = await this.backend.claimCompaction(this.version, target, now);
+      this.version = claim.version;
+      this.seen = claim.revision;
+      if (!claim.claimed) {
+        if (claim.recorded !== undefined) this.noteCompacted(claim.recorded);
+        return;
+      }
+      await this.backend.compact(target);
+      this.noteCompacted(target);
+      this.compactions.inc({ result: 'succeeded' });
+      this.log().info(
+        { revision: target, currentRevision: revision, maxRevisions: bound.maxRevisions },
+        `compacted etcd's history early: more than ${bound.maxRevisions} revisions were kept; the last ${Math.round(bound.minRetentionMs / 1000)} s stay`,
+      );
+      // The next regular round, one interval from now, compacts to this turn's revision.
+      this.schedule(this.options.intervalMs);
+    } catch (err) {
+      this.failed(err, 'could not take an early turn for a history over its bound');
+    }
   }
 
   /** One round; never throws: a failure is logged and the next round tries again. */

@@ -142,6 +142,52 @@ describe('sqlite storage', () => {
     }
   });
 
+  it('keeps 5 minutes of history while writing is light, and only the last 75 s once history passes its bound', async () => {
+    const { dir, path } = tempDb();
+    let clock = 1_000_000;
+    const s = await openSqliteStorage({
+      path,
+      compactIntervalMs: 0,
+      retentionMs: 5 * 60_000,
+      historyBound: { maxRevisions: 300, minRetentionMs: 75_000 },
+      now: () => clock,
+    });
+    const tick = () => (s as unknown as { compactOnTimer(): Promise<void> }).compactOnTimer();
+    const seen: Array<{ at: number; rev: number }> = [];
+    let rev = (await s.create('/k', '0')).modRevision;
+    const write = async (n: number) => {
+      for (let i = 0; i < n; i++) rev = (await s.update('/k', String(i), rev)).modRevision;
+    };
+    const asOf = (cutoff: number) => Math.max(0, ...seen.filter((x) => x.at <= cutoff).map((x) => x.rev));
+    try {
+      // Light: 20 writes a tick (30 s) stay under the bound, so 5 minutes are kept.
+      for (let t = 0; t < 14; t++) {
+        await write(20);
+        clock += 30_000;
+        seen.push({ at: clock, rev });
+        await tick();
+      }
+      expect(await s.compactedRevision()).toBe(asOf(clock - 5 * 60_000));
+      // Heavy: 150 writes a tick pass the bound of 300; the history shrinks to about 75 s.
+      for (let t = 0; t < 6; t++) {
+        await write(150);
+        clock += 30_000;
+        seen.push({ at: clock, rev });
+        await tick();
+        const compacted = await s.compactedRevision();
+        expect(compacted).toBeLessThanOrEqual(asOf(clock - 75_000));
+        expect(rev - compacted).toBeLessThanOrEqual(300 + 150);
+      }
+      expect(await s.compactedRevision()).toBe(asOf(clock - 75_000));
+      // A watcher that resumes within the 75 s still gets every event.
+      const from = asOf(clock - 75_000);
+      expect((await s.list('/', { revision: from })).items).toHaveLength(1);
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a second server on the same file with an actionable message', async () => {
     const { dir, path } = tempDb();
     const s = await openSqliteStorage({ path, compactIntervalMs: 0 });

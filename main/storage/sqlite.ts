@@ -17,6 +17,12 @@ import { Worker } from 'node:worker_threads';
 import { nextTurn } from '../../client/util/nextturn.js';
 import { createLogger, type Logger } from '../logging.js';
 import { takeLock } from './lockfile.js';
+import {
+  boundedHistoryTarget,
+  DEFAULT_HISTORY_BOUND,
+  type HistoryBound,
+  type RetentionSample,
+} from './retention.js';
 import { SqliteEngine, type EngineState, type Outcome, type Stats, type WriteOp } from './sqlite-engine.js';
 import {
   prefixEnd,
@@ -35,6 +41,8 @@ export interface SqliteStorageOptions {
   path: string;
   /** History kept for watchers that resume (default 5 minutes). */
   retentionMs?: number;
+  /** Under heavy writing, less is kept (retention.ts; default DEFAULT_HISTORY_BOUND). */
+  historyBound?: HistoryBound;
   /** How often compaction runs (default 60 s; 0 disables the timer). */
   compactIntervalMs?: number;
   /** Writes per transaction at most (default 2000). */
@@ -200,11 +208,6 @@ class SqliteWatcher {
   }
 }
 
-interface RetentionSample {
-  at: number;
-  rev: number;
-}
-
 interface PendingWrite {
   op: WriteOp;
   resolve(kv: KeyValue): void;
@@ -223,6 +226,7 @@ export class SqliteStorage implements Storage {
   private readonly maxBatch: number;
   private readonly now: () => number;
   private readonly retentionMs: number;
+  private readonly historyBound: HistoryBound;
   private compactTimer: NodeJS.Timeout | undefined;
   /** The last compaction round, settled or not: rounds run one after another. */
   private compacting: Promise<void> = Promise.resolve();
@@ -256,6 +260,7 @@ export class SqliteStorage implements Storage {
     this.maxBatch = options.maxBatch ?? 2000;
     this.now = options.now ?? Date.now;
     this.retentionMs = options.retentionMs ?? 5 * 60_000;
+    this.historyBound = options.historyBound ?? DEFAULT_HISTORY_BOUND;
     this.revision = state.revision;
     this.compactRev = state.compactRev;
     this.compactRevPersisted = state.compactRev;
@@ -534,6 +539,17 @@ export class SqliteStorage implements Storage {
     let target = 0;
     while (this.samples.length > 1 && this.samples[0].at <= now - this.retentionMs) {
       target = this.samples.shift()!.rev;
+    }
+    const bounded = boundedHistoryTarget(
+      this.samples,
+      now,
+      this.revision,
+      Math.max(target, this.compactRev),
+      this.historyBound,
+    );
+    if (bounded > target) {
+      target = bounded;
+      while (this.samples.length > 1 && this.samples[0].rev <= target) this.samples.shift();
     }
     this.writeRetentionMark();
     // Also when nothing new is due: a round that failed left work behind.

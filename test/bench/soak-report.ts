@@ -36,16 +36,17 @@ export interface Args {
 }
 
 /**
- * The size check's reference point: once both stores hold all they keep. SQLite keeps 5
- * minutes of history; etcd, compacted as kube-apiserver compacts it (to the revision of the
- * previous 5-minute turn), keeps between 5 and 10 minutes, and its file never shrinks
- * (compaction frees pages inside it; only a defragmentation gives them back). Events live 5
- * minutes in the soak (--event-ttl). Hence 12 minutes in, or 40 % of a run under 30 minutes.
- * A restart carries only the oldest retention sample over, so after one SQLite may keep up to a
- * restart interval more; the check compares the peaks of the two halves after this point.
+ * The size check's reference point: the issue's "after the first 5 minutes" (40 % of a run
+ * shorter than 12.5 minutes). Both stores keep 5 minutes of history while writing is light,
+ * but the soak writes ~8,000 revisions a minute, so their history passes its bound of 20,000
+ * revisions (main/storage/retention.ts) in under 3 minutes and only the last 75 s to 3 minutes
+ * are kept from then on; Events live 5 minutes in the soak (--event-ttl). Neither file
+ * shrinks much (compaction frees pages inside it; etcd gives them back only on a
+ * defragmentation, SQLite 8 MiB per compaction round), so a store that stopped growing by
+ * then stays within the tolerance at the end.
  */
 export function baselineAtMs(minutes: number): number {
-  return (minutes >= 30 ? 12 : minutes * 0.4) * 60_000;
+  return Math.min(5, minutes * 0.4) * 60_000;
 }
 
 /** How much the store may have grown since the reference point. */
@@ -125,7 +126,7 @@ function longestUptime(run: StoreRun, endAt: number): number {
 }
 
 export const sizeCheckName = (args: Args) =>
-  `store size: the peak of the run's second half ≤ the peak from ${min(baselineAtMs(args.minutes))} to half-way + ${SIZE_TOLERANCE * 100} % (etcd: dbSize; SQLite: state.db + -wal)`;
+  `store size: at the end ≤ at ${min(baselineAtMs(args.minutes))} + ${SIZE_TOLERANCE * 100} % (etcd: dbSize; SQLite: state.db + -wal)`;
 
 /** The largest sample taken in [from, to). */
 function peakOf(samples: SizeSample[], from: number, to: number): SizeSample | undefined {
@@ -146,16 +147,13 @@ function sizeCheck(run: StoreRun, args: Args): Check {
       ok: false,
       detail: `${what}: the run ended before both sizes were read`,
     };
-  // A store whose history and Events are bounded reaches its largest size and stays below it
-  // (neither file shrinks: freed pages are reused). Peak against peak, not one moment against
-  // another: where a sample falls in the compaction cycle moves a single reading by a third.
+  // A store whose history and Events are bounded reaches its largest size early and stays
+  // below it (freed pages are reused); the peak after the reference is reported beside.
   const samples = [b, ...run.sizes, f];
-  const half = (b.t + f.t) / 2;
-  const first = peakOf(samples, b.t, half) ?? b;
-  const second = peakOf(samples, half, f.t + 1) ?? f;
-  const growth = second.bytes / first.bytes - 1;
-  const ok = second.bytes <= first.bytes * (1 + SIZE_TOLERANCE);
-  const why: string[] = [`${mib(b.bytes)} at ${min(b.t)}, ${mib(f.bytes)} at the end`];
+  const peak = peakOf(samples, b.t, f.t + 1) ?? f;
+  const growth = f.bytes / b.bytes - 1;
+  const ok = f.bytes <= b.bytes * (1 + SIZE_TOLERANCE);
+  const why: string[] = [`the largest after ${min(b.t)}: ${mib(peak.bytes)} at ${min(peak.t)}`];
   if (run.store === 'etcd') {
     why.push(`in use ${mib(b.detail)} → ${mib(f.detail)}`);
     why.push(
@@ -183,7 +181,7 @@ function sizeCheck(run: StoreRun, args: Args): Check {
     name,
     ok,
     detail:
-      `${what}: peak ${mib(first.bytes)} (at ${min(first.t)}) up to ${min(half)} → peak ${mib(second.bytes)} (at ${min(second.t)}) after it (${growth >= 0 ? '+' : ''}${fmt(growth * 100, 0)} %, ` +
+      `${what}: ${mib(b.bytes)} at ${min(b.t)} → ${mib(f.bytes)} at the end (${growth >= 0 ? '+' : ''}${fmt(growth * 100, 0)} %, ` +
       `limit +${SIZE_TOLERANCE * 100} %)${ok ? '' : ': it grew beyond the limit'}; ${why.join('; ')}`,
   };
 }

@@ -36,10 +36,9 @@
  *   - no pod Terminating (none has a deletionTimestamp);
  *   - no namespace stuck Terminating;
  *   - nothing the loop deleted left over (pods of deleted DaemonSets or namespaces, DaemonSets);
- *   - the store on disk not growing: from the first 12 minutes on (once both stores hold all
- *     the history they keep, see baselineAtMs; with --minutes < 30, after 40 % of the run),
- *     the largest size of the second half no more than 20 % above the largest of the first
- *     (a bounded store reaches its peak and stays under it): etcd's dbSize from its status endpoint
+ *   - the store on disk not growing: at the end no more than 20 % above its size after the
+ *     first 5 minutes (see baselineAtMs; with --minutes < 12.5, after 40 % of the run), the
+ *     largest size after that point beside it: etcd's dbSize from its status endpoint
  *     (/v3/maintenance/status; dbSizeInUse beside it), SQLite's state.db + state.db-wal, sampled
  *     every 15 s; beside a failure, what tells why: etcd's compacted revision (its own metric),
  *     the SQLite log's rows and compacted revision, the Events kept, the longest uptime;
