@@ -10,6 +10,8 @@ export const VIEWS = [
   'daemonsets',
   'jobs',
   'cronjobs',
+  'configmaps',
+  'secrets',
   'events',
   'apply',
   'addnode',
@@ -23,6 +25,8 @@ const OBJECT_PAGES = {
   daemonset: 'daemonsets',
   job: 'jobs',
   cronjob: 'cronjobs',
+  configmap: 'configmaps',
+  secret: 'secrets',
 } as const satisfies Record<string, ViewName>;
 export type ObjectPage = keyof typeof OBJECT_PAGES;
 

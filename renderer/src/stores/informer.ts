@@ -46,10 +46,15 @@ export class Informer<T extends ObjectLike> {
   private readonly statusListeners = new Set<() => void>();
   private unsubscribeState: (() => void) | undefined;
 
+  /**
+   * `keep` is what the informer holds of each object received (all of it by default): a
+   * Secret's keys and sizes, say, and not its values.
+   */
   constructor(
     private readonly bridge: BridgeClient,
     readonly kind: string,
     private readonly options: InformerOptions = {},
+    private readonly keep: (received: ObjectLike) => T = (received) => received as T,
   ) {
     this.retryMs = options.retryMs ?? 1_000;
   }
@@ -100,7 +105,7 @@ export class Informer<T extends ObjectLike> {
 
   private async relist(): Promise<void> {
     if (this.stopped) return;
-    let result: { items: T[]; resourceVersion: string };
+    let result: { items: ObjectLike[]; resourceVersion: string };
     try {
       result = await this.bridge.request({
         op: 'list',
@@ -119,7 +124,8 @@ export class Informer<T extends ObjectLike> {
     this.relists++;
     const changes: Change<T>[] = [];
     const seen = new Set<string>();
-    for (const obj of result.items) {
+    for (const received of result.items) {
+      const obj = this.keep(received);
       const key = objectKey(obj);
       seen.add(key);
       const old = this.items.get(key);
@@ -158,7 +164,7 @@ export class Informer<T extends ObjectLike> {
       },
       {
         onMessage: (message) => {
-          if (message.op === 'event') this.apply(message.event as WatchEvent<T>);
+          if (message.op === 'event') this.apply(message.event as WatchEvent<ObjectLike>);
         },
         onEnd: (err) => {
           this.cancelWatch = undefined;
@@ -175,11 +181,11 @@ export class Informer<T extends ObjectLike> {
     );
   }
 
-  private apply(event: WatchEvent<T>): void {
-    const obj = event.object;
-    const rv = obj.metadata?.resourceVersion;
+  private apply(event: WatchEvent<ObjectLike>): void {
+    const rv = event.object.metadata?.resourceVersion;
     if (rv) this.resourceVersion = rv;
     if (event.type === 'BOOKMARK') return;
+    const obj = this.keep(event.object);
     const key = objectKey(obj);
     if (event.type === 'DELETED') {
       this.items.delete(key);

@@ -9,6 +9,7 @@
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
 import type {
+  ConfigMap,
   CronJob,
   DaemonSet,
   Deployment,
@@ -26,6 +27,7 @@ import {
   type InformerStatus,
   type ObjectLike,
 } from './informer.js';
+import { secretSummary, type SecretSummary } from '../secret/summary.js';
 import { SecondaryIndex } from './secondaryindex.js';
 
 /** At most one batch per frame: a burst of 1,000 events re-renders once, 16 ms later at most. */
@@ -38,11 +40,13 @@ interface KindStoreOptions<T> {
   indexBy?: (object: T) => string | undefined;
   /** How long changes gather before the views hear of them (default: one frame). */
   batchMs?: number;
+  /** What the store holds of each object received (default: all of it). */
+  keep?: (received: ObjectLike) => T;
 }
 
 function defineKindStore<T extends ObjectLike>(
   kind: string,
-  { indexBy, batchMs = BATCH_MS }: KindStoreOptions<T> = {},
+  { indexBy, batchMs = BATCH_MS, keep }: KindStoreOptions<T> = {},
 ) {
   return defineStore(`kind:${kind}`, () => {
     const version = ref(0);
@@ -66,7 +70,7 @@ function defineKindStore<T extends ObjectLike>(
 
     function start(bridge: BridgeClient, options: InformerOptions = {}): void {
       stop();
-      const inf = new Informer<T>(bridge, kind, options);
+      const inf = new Informer<T>(bridge, kind, options, keep);
       informer = inf;
       inf.onChange((changes) => {
         if (informer !== inf) return;
@@ -145,6 +149,9 @@ export const useJobs = defineKindStore<Job>('Job', {
   indexBy: (job) => job.metadata?.ownerReferences?.find((o) => o.controller)?.uid,
 });
 export const useCronJobs = defineKindStore<CronJob>('CronJob');
+export const useConfigMaps = defineKindStore<ConfigMap>('ConfigMap');
+/** Secrets without their values: a Secret's page fetches one value when the user reveals it. */
+export const useSecrets = defineKindStore<SecretSummary>('Secret', { keep: secretSummary });
 export const useEvents = defineKindStore<Event>('Event');
 
 /** The stores the app keeps live from start to end. */
