@@ -123,6 +123,9 @@ export class NodeAgent {
       startProbes: (pod, container, running, callbacks) =>
         startContainerProbes(pod, container, running, callbacks, clock, podLogger),
       contact,
+      ...(runtimes.volumesDir
+        ? { volumes: { dir: runtimes.volumesDir, syncFrequencyMs: config.syncFrequencyMs } }
+        : {}),
       // Real processes run as the pod's user; hollow ones run nothing to drop privileges of.
       ...(runtimes.processes.scheme === 'process'
         ? {

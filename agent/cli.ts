@@ -59,6 +59,7 @@ interface AgentFlags {
   force: boolean;
   podUser?: string;
   refuseRootPods: boolean;
+  syncFrequency: string;
 }
 
 function defaultDataDir(): string {
@@ -115,6 +116,7 @@ export function configFromFlags(flags: AgentFlags, nodeName: string): AgentConfi
   if (flags.nodeIp) config.nodeIP = flags.nodeIp;
   if (flags.podUser) config.podUser = parsePodUser(flags.podUser);
   config.refuseRootPods = flags.refuseRootPods;
+  config.syncFrequencyMs = parseDurationMs(flags.syncFrequency, '--sync-frequency');
   return config;
 }
 
@@ -235,6 +237,11 @@ export function buildAgentProgram(): Command {
       '--refuse-root-pods',
       'start no container as root: pods must set a non-zero runAsUser (or get one from --pod-user)',
       false,
+    )
+    .option(
+      '--sync-frequency <duration>',
+      'how often the files of mounted ConfigMaps and Secrets are brought up to date',
+      '1m',
     )
     .option(
       '--force',

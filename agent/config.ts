@@ -141,6 +141,8 @@ export interface AgentConfig {
   podUser?: { uid: number; gid: number };
   /** --refuse-root-pods: no container runs as root on this node. */
   refuseRootPods?: boolean;
+  /** --sync-frequency: how often mounted ConfigMaps and Secrets are read again (default 1 min). */
+  syncFrequencyMs?: number;
 }
 
 export function defaultConfig(nodeName: string): AgentConfig {

@@ -22,6 +22,7 @@ import { CrashLoopBackoff, type CrashLoopBackoffOptions } from './backoff.js';
 import { PodStatusManager, type FinalDeleteBackoff } from './statusmanager.js';
 import { howToStartDaemon } from '../runtime/image.js';
 import type { ImagesMissing } from './runtimes.js';
+import { DEFAULT_SYNC_FREQUENCY_MS, PodVolumes } from './volumes/manager.js';
 import { PodWorker, type ContainerProbes, type ProbeCallbacks, type RuntimeRefusal } from './worker.js';
 
 export interface RuntimeChoice {
@@ -64,6 +65,11 @@ export interface PodManagerOptions {
   security?: NodeSecurity;
   /** How a failed final delete is tried again (default: after 1 s, doubling up to 30 s). */
   finalDeleteBackoff?: FinalDeleteBackoff;
+  /**
+   * Where pod volumes live (`<dataDir>/volumes`) and how often mounted ConfigMaps and Secrets
+   * are read again (--sync-frequency); absent (hollow nodes): no volumes.
+   */
+  volumes?: { dir: string; syncFrequencyMs?: number; agentUid?: number };
 }
 
 export class PodManager {
@@ -90,9 +96,17 @@ export class PodManager {
   private images: RuntimeChoice | undefined;
   private imagesMissing: ImagesMissing | undefined;
   private lookingForImages: Promise<void> | undefined;
+  private readonly volumes: PodVolumes | undefined;
 
   constructor(private readonly options: PodManagerOptions) {
     const { client, nodeName, clock, logger } = options;
+    if (options.volumes)
+      this.volumes = new PodVolumes({
+        dir: options.volumes.dir,
+        client,
+        clock,
+        agentUid: options.volumes.agentUid ?? process.getuid?.() ?? 0,
+      });
     this.backoff = new CrashLoopBackoff(options.crashLoopBackoff);
     this.images = options.images;
     this.imagesMissing = options.imagesMissing;
@@ -139,7 +153,9 @@ export class PodManager {
       onDelete: (pod) => {
         const uid = pod.metadata!.uid!;
         if (this.finished.delete(uid)) this.statuses.forget(uid);
-        this.workers.get(uid)?.removed();
+        const worker = this.workers.get(uid);
+        if (worker) worker.removed();
+        else void this.removeVolumes(uid);
       },
     });
     this.nodes.addEventHandler({});
@@ -210,6 +226,15 @@ export class PodManager {
         return admitPod(p, node, this.admittedPods(p));
       },
       configEnv: (p, c) => resolveConfigEnv(this.options.client, p, c),
+      ...(this.volumes
+        ? {
+            volumes: {
+              setUp: (p) => this.volumes!.setUp(p),
+              mountsFor: (p, c, paths) => this.volumes!.mountsFor(p, c, paths),
+              syncFrequencyMs: this.options.volumes?.syncFrequencyMs ?? DEFAULT_SYNC_FREQUENCY_MS,
+            },
+          }
+        : {}),
       ...(this.options.security
         ? { security: (p, c) => containerSecurity(p, c, this.options.security!) }
         : {}),
@@ -223,6 +248,7 @@ export class PodManager {
         if (removedFromApi) this.statuses.forget(uid);
         else this.finished.add(uid);
         void processes.runtime.removePod(uid);
+        void this.removeVolumes(uid);
         const images = this.images;
         if (images && images.runtime !== processes.runtime) void images.runtime.removePod(uid);
       },
@@ -256,6 +282,18 @@ export class PodManager {
     return {
       error: `container ${container.name} names image ${container.image}, but neither docker nor podman is installed on node ${node}: install one and restart kubelab-agent, or drop the image and give a command to run it as a process`,
     };
+  }
+
+  /** Removes a pod's volumes; a failure is logged (the next start removes orphans again). */
+  private async removeVolumes(uid: string): Promise<void> {
+    try {
+      await this.volumes?.tearDown(uid);
+    } catch (err) {
+      this.options.logger.warn(
+        { podUid: uid, err: (err as Error).message },
+        "could not remove a deleted pod's volumes; the agent tries again when it next starts",
+      );
+    }
   }
 
   /** One look at a time, however many containers wait for it. */
@@ -295,6 +333,19 @@ export class PodManager {
    */
   private async cleanOrphans(): Promise<void> {
     const listed = new Set(this.pods.list().map((p) => p.metadata!.uid!));
+    try {
+      const removed = (await this.volumes?.removeOrphans(listed)) ?? [];
+      if (removed.length)
+        this.options.logger.info(
+          { pods: removed.length },
+          'removed the volumes of pods that no longer exist',
+        );
+    } catch (err) {
+      this.options.logger.warn(
+        { err: (err as Error).message },
+        'could not remove the volumes of deleted pods',
+      );
+    }
     const orphans = [...this.leftovers.entries()].filter(([uid]) => !listed.has(uid));
     for (const [uid] of orphans) this.leftovers.delete(uid);
     for (const [uid, list] of orphans) {

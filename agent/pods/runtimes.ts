@@ -3,6 +3,7 @@
  * (and images when docker or podman answers), with their logs on disk; on a hollow node, the
  * hollow runtime, which is its own log source.
  */
+import { join } from 'node:path';
 import type { Clock } from '../../client/util/clock.js';
 import type { Logger } from '../logger.js';
 import { HollowRuntime } from '../runtime/hollow.js';
@@ -19,6 +20,8 @@ export interface PodRuntimes {
   /** Why `images` is absent, and how to look again (a daemon may be started later). */
   imagesMissing?: ImagesMissing;
   logs: LogSource;
+  /** Where pod volumes are kept (`<dataDir>/volumes`); absent on hollow nodes. */
+  volumesDir?: string;
   close(): void;
 }
 
@@ -64,6 +67,7 @@ export async function machineRuntimes(options: MachineRuntimesOptions): Promise<
     ...(images && 'runtime' in images ? { images } : {}),
     ...(images && 'reason' in images ? { imagesMissing: images } : {}),
     logs,
+    volumesDir: join(dataDir, 'volumes'),
     close() {
       processes.close();
       logs.close();

@@ -6,6 +6,8 @@
  * arrives during a sync triggers another one after it.
  */
 import type { ContainerSecurity } from '../runtime/types.js';
+import type { Mount } from '../runtime/mounts.js';
+import type { VolumesSetUp } from './volumes/manager.js';
 import { usesConfigEnv, type ConfigEnv } from './configenv.js';
 import { podFieldValue } from './downward.js';
 import { resourcesOf } from '../../client/api/resources.js';
@@ -54,6 +56,15 @@ export interface PodWorkerDeps {
   admit(pod: Pod): Admission;
   /** The container's environment from ConfigMaps and Secrets (configenv.ts). */
   configEnv?(pod: Pod, container: Container): Promise<ConfigEnv>;
+  /**
+   * The pod's volumes (volumes/manager.ts): set up before its first container, refreshed every
+   * `syncFrequencyMs` while it runs. Absent (hollow nodes): containers get no mounts.
+   */
+  volumes?: {
+    setUp(pod: Pod): Promise<VolumesSetUp>;
+    mountsFor(pod: Pod, container: Container, paths: Map<string, string>): Promise<Mount[]>;
+    syncFrequencyMs: number;
+  };
   /** Who the container runs as (security.ts); absent: as the agent, unchecked. */
   security?(pod: Pod, container: Container): { security: ContainerSecurity } | { error: string };
   publishStatus(pod: Pod, status: PodStatus): void;
@@ -95,6 +106,12 @@ export class PodWorker {
   private readonly stopping = new Set<string>();
   /** Which runtime runs each instance (processes, or docker/podman for images). */
   private readonly runtimes = new Map<string, Runtime>();
+  /** Where each volume is, once set up. */
+  private volumePaths: Map<string, string> | undefined;
+  private volumeTimer: TimerHandle | undefined;
+  private refreshing: Promise<unknown> | undefined;
+  /** The last FailedMount message (said once until it changes). */
+  private mountProblem: string | undefined;
 
   constructor(
     pod: Pod,
@@ -170,6 +187,7 @@ export class PodWorker {
   /** Stops probes and timers without touching the containers (the agent is shutting down). */
   detach(): void {
     if (this.wakeTimer) this.deps.clock.clearTimeout(this.wakeTimer);
+    if (this.volumeTimer) this.deps.clock.clearTimeout(this.volumeTimer);
     for (const p of this.probes.values()) p.stop();
     this.probes.clear();
     this.finished = true;
@@ -212,6 +230,8 @@ export class PodWorker {
       }
       this.admitted = true;
     }
+    if (!(await this.volumesReady())) return this.terminating ? undefined : this.publish();
+    if (this.terminating) return;
     if (!this.state.initialized) await this.syncInitContainers();
     if (this.state.initialized && !this.state.failed) {
       for (const container of this.pod.spec?.containers ?? []) {
@@ -223,6 +243,61 @@ export class PodWorker {
     }
     if (this.terminating) return;
     this.publish();
+  }
+
+  /**
+   * The kubelet's WaitForAttachAndMount: no container starts before every volume is there. A
+   * missing ConfigMap or Secret keeps the pod in ContainerCreating, with a FailedMount event,
+   * and is looked for again every CONFIG_RETRY_MS.
+   */
+  private async volumesReady(): Promise<boolean> {
+    const volumes = this.deps.volumes;
+    if (!volumes || this.volumePaths) return true;
+    const result = await this.setUpVolumes();
+    if (!result) {
+      // The first containers to run say ContainerCreating (those after init ones, PodInitializing).
+      const inits = this.pod.spec?.initContainers ?? [];
+      for (const c of inits.length ? inits : (this.pod.spec?.containers ?? [])) this.record(c.name!);
+      this.wakeAt(this.deps.clock.now() + CONFIG_RETRY_MS);
+      return false;
+    }
+    this.volumePaths = result;
+    this.scheduleVolumeRefresh();
+    return true;
+  }
+
+  /** Sets up (or refreshes) the volumes; says why not in a FailedMount event when it cannot. */
+  private async setUpVolumes(): Promise<Map<string, string> | undefined> {
+    let message: string;
+    try {
+      const result = await this.deps.volumes!.setUp(this.pod);
+      if ('paths' in result) {
+        this.mountProblem = undefined;
+        return result.paths;
+      }
+      message = `MountVolume.SetUp failed for volume "${result.volume}" : ${result.error}`;
+    } catch (err) {
+      message = `MountVolume.SetUp failed: ${(err as Error).message}`;
+    }
+    if (message !== this.mountProblem) {
+      this.mountProblem = message;
+      this.deps.recorder.event(this.pod, 'Warning', 'FailedMount', message);
+      this.deps.logger.warn({ pod: this.key }, message);
+    }
+    return undefined;
+  }
+
+  /** Mounted ConfigMaps, Secrets and pod fields follow their changes (the kubelet's periodic sync). */
+  private scheduleVolumeRefresh(): void {
+    if (this.finished) return;
+    this.volumeTimer = this.deps.clock.setTimeout(() => {
+      this.volumeTimer = undefined;
+      if (this.terminating || this.finished) return;
+      this.refreshing = this.setUpVolumes().finally(() => {
+        this.refreshing = undefined;
+        this.scheduleVolumeRefresh();
+      });
+    }, this.deps.volumes!.syncFrequencyMs);
   }
 
   /** Init containers run one at a time, in order; each must succeed before the next. */
@@ -318,6 +393,9 @@ export class PodWorker {
     }
     const spec = containerSpec(this.pod, container, restartCount, fromConfig);
     if (secured) spec.security = secured.security;
+    if (this.deps.volumes && this.volumePaths && container.volumeMounts?.length)
+      spec.mounts = await this.deps.volumes.mountsFor(this.pod, container, this.volumePaths);
+    if (this.terminating) return;
     try {
       const running = await chosen.runtime.start(spec);
       this.runtimes.set(running.id, chosen.runtime);
@@ -430,6 +508,8 @@ export class PodWorker {
     await Promise.all(running.map((r) => this.runtimeOf(r.running!).stop(r.running!, grace)));
     // Let the exit handlers record how each one ended.
     await nextTurn();
+    // A refresh still writing would leave files behind the pod's removal.
+    await this.refreshing;
     if (this.finished) return;
     if (!this.removedFromApi) {
       this.state.hostIP = this.deps.hostIP();

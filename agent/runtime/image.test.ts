@@ -12,6 +12,25 @@ const spec = {
 };
 
 describe('image containers', () => {
+  it('name env values without putting them on the command line, and mount volumes with --volume', () => {
+    const docker = { cli: 'docker', name: 'docker' as const };
+    const argv = imageRunArgv(docker, {
+      ...spec,
+      env: { TOKEN: 's3cret', PATH: '/opt/bin' },
+      mounts: [
+        { source: '/var/lib/kubelab/volumes/u/config', target: '/etc/app', readOnly: true },
+        { source: '/var/lib/kubelab/volumes/u/scratch', target: '/scratch', readOnly: false },
+      ],
+    });
+    expect(argv.join(' ')).not.toContain('s3cret');
+    expect(argv).toEqual(expect.arrayContaining(['--env', 'TOKEN', 'PATH=/opt/bin']));
+    const volumes = argv.flatMap((a, i) => (argv[i - 1] === '--volume' ? [a] : []));
+    expect(volumes).toEqual([
+      '/var/lib/kubelab/volumes/u/config:/etc/app:ro',
+      '/var/lib/kubelab/volumes/u/scratch:/scratch',
+    ]);
+  });
+
   it('run the image as Kubernetes would: command replaces the entrypoint, args the cmd', () => {
     const docker = { cli: 'docker', name: 'docker' as const };
     expect(imageRunArgv(docker, spec)).toEqual([
@@ -24,7 +43,7 @@ describe('image containers', () => {
       'host',
       '--init',
       '--env',
-      'MODE=prod',
+      'MODE',
       '--label',
       'io.kubelab.pod-uid=0123456789abcdef',
       '--label',
@@ -40,7 +59,7 @@ describe('image containers', () => {
     });
     expect(withCommand.slice(8)).toEqual([
       '--env',
-      'MODE=prod',
+      'MODE',
       '--workdir',
       '/srv',
       '--cpus',

@@ -52,10 +52,18 @@ export function howToStartDaemon(name: 'docker' | 'podman'): string {
 }
 
 /** The `docker run` command line for a container (a unique name, so it can be removed by name). */
+/** What the docker/podman CLI itself reads from its environment: never taken from a container's env. */
+const CLI_ENV = ['PATH', 'HOME', 'DOCKER_HOST', 'DOCKER_CONFIG', 'CONTAINER_HOST', 'XDG_RUNTIME_DIR'];
+
 export function imageRunArgv(cli: ImageCli, spec: ContainerSpec): string[] {
   const name = containerName(spec);
   const argv = [cli.cli, 'run', '--rm', '--name', name, '--network', 'host', '--init'];
-  for (const [k, v] of Object.entries(spec.env)) argv.push('--env', `${k}=${v}`);
+  // By name, the value from the CLI's environment (start() puts it there): a value on the
+  // command line (a Secret's) would show in every `ps` on the machine.
+  for (const [k, v] of Object.entries(spec.env))
+    argv.push('--env', CLI_ENV.includes(k) || k.includes('=') ? `${k}=${v}` : k);
+  for (const m of spec.mounts ?? [])
+    argv.push('--volume', `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`);
   if (spec.workingDir) argv.push('--workdir', spec.workingDir);
   if (spec.limits?.milliCPU) argv.push('--cpus', String(spec.limits.milliCPU / 1000));
   if (spec.limits?.memoryBytes) argv.push('--memory', `${spec.limits.memoryBytes}b`);
@@ -97,12 +105,11 @@ export class ImageRuntime implements Runtime {
   ) {}
 
   start(spec: ContainerSpec): Promise<RunningContainer> {
-    // The container's env travels as --env flags; the CLI itself needs only how to reach its engine.
-    const cliEnv = Object.fromEntries(
-      ['DOCKER_HOST', 'DOCKER_CONFIG', 'CONTAINER_HOST', 'XDG_RUNTIME_DIR']
-        .filter((k) => process.env[k] !== undefined)
-        .map((k) => [k, process.env[k]!]),
-    );
+    // The container's env travels in the CLI's environment, named by --env flags; beside it
+    // the CLI needs only how to reach its engine.
+    const cliEnv: Record<string, string> = {};
+    for (const [k, v] of Object.entries(spec.env)) if (!CLI_ENV.includes(k)) cliEnv[k] = v;
+    for (const k of CLI_ENV) if (process.env[k] !== undefined) cliEnv[k] = process.env[k]!;
     return this.processes.start({
       ...spec,
       argv: imageRunArgv(this.cli, spec),
@@ -110,6 +117,8 @@ export class ImageRuntime implements Runtime {
       workingDir: undefined,
       image: undefined,
       limits: undefined,
+      // Mounted by the engine (--volume), not around the CLI.
+      mounts: undefined,
     });
   }
 

@@ -1,5 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,10 +43,11 @@ interface Agent {
 }
 
 /** One "agent": a runtime and its log store on the shared data directory. */
-function agent(opts: { clock?: Clock; logger?: Logger } = {}): Agent {
+function agent(opts: { clock?: Clock; logger?: Logger; agentUid?: number } = {}): Agent {
   const logs = new LogStore({ dataDir, clock: realClock, pollMs: 50 });
   const runtime = new ProcessRuntime({
     dataDir,
+    ...(opts.agentUid !== undefined ? { agentUid: opts.agentUid } : {}),
     logs,
     clock: opts.clock ?? realClock,
     logger: opts.logger ?? quietLogger(),
@@ -197,6 +206,41 @@ describe('ProcessRuntime.start', () => {
       /must be an absolute path/,
     );
     expect(existsSync(logFile('missing'))).toBe(false);
+  });
+
+  it.runIf(process.getuid?.() === 0)(
+    'bind-mounts volumes where the container alone sees them, read-only when asked, running a command from one',
+    async () => {
+      const a = agent();
+      const vol = path.join(dataDir, 'vol');
+      mkdirSync(vol);
+      writeFileSync(
+        path.join(vol, 'run.sh'),
+        '#!/bin/sh\ncat "$(dirname "$0")/data"; touch "$(dirname "$0")/new" 2>&1 || echo read-only\n',
+        {
+          mode: 0o755,
+        },
+      );
+      writeFileSync(path.join(vol, 'data'), 'from the volume\n');
+      const target = path.join(dataDir, 'mnt', 'app');
+      const c = await start(
+        a,
+        spec('app', [`${target}/run.sh`], { mounts: [{ source: vol, target, readOnly: true }] }),
+      );
+      expect(await c.exited).toMatchObject({ exitCode: 0 });
+      expect(logOf('app')).toMatch(/^from the volume\n.*Read-only file system\nread-only\n$/s);
+      // The machine sees the mount point it made, empty.
+      expect(readdirSync(target)).toEqual([]);
+    },
+  );
+
+  it('refuses volumes for a process when the agent is not root, saying what to do', async () => {
+    const a = agent({ agentUid: 1000 });
+    await expect(
+      a.runtime.start(
+        spec('app', ['true'], { mounts: [{ source: dataDir, target: '/etc/app', readOnly: true }] }),
+      ),
+    ).rejects.toThrow(/needs kubelab-agent to run as root .* or run the container from an image/);
   });
 
   it('ends a command that cannot be found with 127, StartError and what to do', async () => {

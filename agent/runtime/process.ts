@@ -31,7 +31,8 @@ import path from 'node:path';
 import { realClock, type Clock, type TimerHandle } from '../../client/util/clock.js';
 import type { Logger } from '../logger.js';
 import { Cgroups, oomKills } from './cgroup.js';
-import { checkCommand } from './command.js';
+import { checkCommand, type CommandCheck } from './command.js';
+import { findUnshare, mountArgs, underMount } from './mounts.js';
 import { findSetpriv, needsPrivilegeDrop, setprivArgs } from './privileges.js';
 import {
   containerDir,
@@ -176,8 +177,14 @@ export class ProcessRuntime implements Runtime {
     // A process run as another user gets that user's home unless its spec names one.
     if (dropping && spec.security?.home !== undefined && spec.env.HOME === undefined)
       env.HOME = spec.security.home;
+    const mounts = spec.mounts ?? [];
+    const mounting = mounts.length ? this.mountPrefix(spec, what) : [];
     const cwd = await checkWorkingDir(spec.workingDir, what);
-    const check = checkCommand(spec.argv[0], env.PATH ?? '', cwd);
+    // A command on a volume (a script from a ConfigMap) exists only once the volume is mounted.
+    const onVolume = spec.argv[0].includes('/') && underMount(path.resolve(cwd, spec.argv[0]), mounts);
+    const check: CommandCheck = onVolume
+      ? { ok: true, path: spec.argv[0] }
+      : checkCommand(spec.argv[0], env.PATH ?? '', cwd);
     const exitFile = this.file(spec.podUid, spec.name, spec.restartCount, '.exit');
     const startedFile = this.file(spec.podUid, spec.name, spec.restartCount, '.started');
     await fsp.mkdir(path.dirname(exitFile), { recursive: true });
@@ -190,7 +197,7 @@ export class ProcessRuntime implements Runtime {
     // The files the agent writes for the container belong to its user and fsGroup.
     if (dropping && this.agentUid === 0) await this.chownContainerFiles(spec);
     const invocation = wrapperInvocation({
-      argv: dropping ? [...setprivArgs(setpriv!, spec.security!), ...spec.argv] : spec.argv,
+      argv: [...mounting, ...(dropping ? setprivArgs(setpriv!, spec.security!) : []), ...spec.argv],
       exitFile,
       startedFile,
       cgroupProcs: cgroup?.procsFile,
@@ -259,6 +266,20 @@ export class ProcessRuntime implements Runtime {
     await this.waitUntilExecuting(startedFile, tracked);
     await this.pruneOldInstances(spec.podUid, spec.name, spec.restartCount);
     return tracked.container;
+  }
+
+  /** `unshare … <mount script> …` for a container with volumes (mounts.ts). */
+  private mountPrefix(spec: ContainerSpec, what: string): string[] {
+    if (this.agentUid !== 0)
+      throw new Error(
+        `${what} mounts volumes, which for a process needs kubelab-agent to run as root (it bind-mounts them in a mount namespace of the container's own): run the agent as root (install.sh does), or run the container from an image`,
+      );
+    const unshare = findUnshare();
+    if (!unshare)
+      throw new Error(
+        `${what} mounts volumes, which needs unshare from util-linux; install it (apt install util-linux)`,
+      );
+    return mountArgs(unshare, this.shell, spec.mounts ?? []);
   }
 
   /** Whether `<n>.json` names a process that still runs and whose end nobody recorded. */

@@ -4,6 +4,8 @@
  * and hollow (simulated, for scale tests). Times are clock milliseconds.
  */
 
+import type { Mount } from './mounts.js';
+
 /** One container, as the runtime starts it. */
 export interface ContainerSpec {
   /** The pod's uid: containers of a pod, and their logs, live under it. */
@@ -26,6 +28,8 @@ export interface ContainerSpec {
   limits?: { milliCPU?: number; memoryBytes?: number };
   /** Who the container runs as and what it may do (agent/pods/security.ts); absent: as the agent. */
   security?: ContainerSecurity;
+  /** Its volumes (agent/pods/volumes/): bind mounts for a process, -v for an image. */
+  mounts?: Mount[];
 }
 
 export interface ContainerSecurity {

@@ -118,6 +118,87 @@ describe('create', () => {
     expect((await t.admin.list('Pod')).items).toHaveLength(0);
   });
 
+  it('accepts configMap, secret, projected and downwardAPI volumes, and names each mistake in them', async () => {
+    const ok = await t.admin.create(
+      pod('volumes', {
+        spec: {
+          containers: [
+            {
+              name: 'main',
+              command: ['sleep', '3600'],
+              volumeMounts: [
+                { name: 'config', mountPath: '/etc/app' },
+                { name: 'all', mountPath: '/etc/all', subPath: 'sub' },
+              ],
+            },
+          ],
+          volumes: [
+            {
+              name: 'config',
+              configMap: { name: 'settings', items: [{ key: 'a.conf', path: 'conf/a', mode: 0o600 }] },
+            },
+            {
+              name: 'all',
+              projected: {
+                defaultMode: 0o440,
+                sources: [
+                  { secret: { name: 'db' } },
+                  {
+                    downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      }),
+    );
+    expect(ok.spec?.volumes?.[1].projected?.sources).toHaveLength(2);
+
+    const err = await rejection(
+      t.admin.create(
+        pod('bad-volumes', {
+          spec: {
+            containers: [
+              {
+                name: 'main',
+                command: ['sleep', '3600'],
+                volumeMounts: [
+                  { name: 'config', mountPath: 'relative' },
+                  { name: 'secret', mountPath: '/s', subPath: '../up' },
+                ],
+              },
+            ],
+            volumes: [
+              { name: 'config', configMap: { name: 'settings', items: [{ key: 'k', path: '../escape' }] } },
+              { name: 'secret', secret: { defaultMode: 0o1777 } },
+              {
+                name: 'fields',
+                downwardAPI: { items: [{ path: 'x', fieldRef: { fieldPath: 'spec.nodeName' } }] },
+              },
+              { name: 'both', projected: { sources: [{ configMap: { name: 'a' }, secret: { name: 'b' } }] } },
+            ],
+          },
+        }),
+      ),
+    );
+    expect(err.causes.map((c) => c.field)).toEqual(
+      expect.arrayContaining([
+        'spec.volumes[0].configMap.items[0].path',
+        'spec.volumes[1].secret.secretName',
+        'spec.volumes[1].secret.defaultMode',
+        'spec.volumes[2].downwardAPI.items[0].fieldRef.fieldPath',
+        'spec.volumes[3].projected.sources[0]',
+        'spec.containers[0].volumeMounts[0].mountPath',
+        'spec.containers[0].volumeMounts[1].subPath',
+      ]),
+    );
+    expect(err.message).toContain(
+      `spec.volumes[0].configMap.items[0].path: Invalid value: "../escape": must not contain '..'`,
+    );
+    expect((await t.admin.list('Pod')).items.map((p) => p.metadata?.name)).toEqual(['volumes']);
+  });
+
   it('rejects unknown fields in a manifest, naming them, and stores nothing', async () => {
     const manifest = [
       'apiVersion: v1',

@@ -108,8 +108,16 @@ function validateVolumes(volumes: Volume[] | undefined, path: string, errors: Fi
       if (names.has(v.name)) errors.push(duplicate(`${p}.name`, v.name));
       names.add(v.name);
     }
-    const sources = [v.hostPath, v.emptyDir].filter((s) => s !== undefined).length;
-    if (sources === 0) errors.push(required(p, 'must specify a volume type: hostPath or emptyDir'));
+    const sources = [v.hostPath, v.emptyDir, v.configMap, v.secret, v.projected, v.downwardAPI].filter(
+      (s) => s !== undefined,
+    ).length;
+    if (sources === 0)
+      errors.push(
+        required(
+          p,
+          'must specify a volume type: configMap, secret, projected, downwardAPI, emptyDir or hostPath',
+        ),
+      );
     if (sources > 1) errors.push(forbidden(p, 'may not specify more than 1 volume type'));
     if (v.hostPath) {
       if (!v.hostPath.path) errors.push(required(`${p}.hostPath.path`));
@@ -123,8 +131,106 @@ function validateVolumes(volumes: Volume[] | undefined, path: string, errors: Fi
     if (v.emptyDir?.sizeLimit)
       validateQuantities({ sizeLimit: v.emptyDir.sizeLimit }, `${p}.emptyDir`, errors);
     validateEnum(v.emptyDir?.medium, `${p}.emptyDir.medium`, ['', 'Memory'], errors);
+    if (v.configMap) {
+      if (!v.configMap.name) errors.push(required(`${p}.configMap.name`));
+      validateKeyToPaths(v.configMap.items, `${p}.configMap.items`, errors);
+      validateFileMode(v.configMap.defaultMode, `${p}.configMap.defaultMode`, errors);
+    }
+    if (v.secret) {
+      if (!v.secret.secretName) errors.push(required(`${p}.secret.secretName`));
+      validateKeyToPaths(v.secret.items, `${p}.secret.items`, errors);
+      validateFileMode(v.secret.defaultMode, `${p}.secret.defaultMode`, errors);
+    }
+    if (v.downwardAPI) {
+      validateDownwardFiles(v.downwardAPI.items, `${p}.downwardAPI.items`, errors);
+      validateFileMode(v.downwardAPI.defaultMode, `${p}.downwardAPI.defaultMode`, errors);
+    }
+    if (v.projected) {
+      validateFileMode(v.projected.defaultMode, `${p}.projected.defaultMode`, errors);
+      (v.projected.sources ?? []).forEach((s, j) => {
+        const sp = `${p}.projected.sources[${j}]`;
+        const kinds = [s.configMap, s.secret, s.downwardAPI].filter((x) => x !== undefined).length;
+        if (kinds !== 1)
+          errors.push(invalid(sp, '', 'must specify exactly one of configMap, secret or downwardAPI'));
+        if (s.configMap) {
+          if (!s.configMap.name) errors.push(required(`${sp}.configMap.name`));
+          validateKeyToPaths(s.configMap.items, `${sp}.configMap.items`, errors);
+        }
+        if (s.secret) {
+          if (!s.secret.name) errors.push(required(`${sp}.secret.name`));
+          validateKeyToPaths(s.secret.items, `${sp}.secret.items`, errors);
+        }
+        if (s.downwardAPI) validateDownwardFiles(s.downwardAPI.items, `${sp}.downwardAPI.items`, errors);
+      });
+    }
   });
   return names;
+}
+
+/** Kubernetes' validateLocalDescendingPath: relative, no "..", not the writer's own "..name". */
+function validateVolumePath(value: string | undefined, path: string, errors: FieldError[]): void {
+  if (!value) {
+    errors.push(required(path));
+    return;
+  }
+  if (value.startsWith('/')) errors.push(invalid(path, value, 'must be a relative path'));
+  if (value.split('/').includes('..')) errors.push(invalid(path, value, "must not contain '..'"));
+  if (value.startsWith('..')) errors.push(invalid(path, value, "must not start with '..'"));
+}
+
+function validateFileMode(mode: number | undefined, path: string, errors: FieldError[]): void {
+  if (mode !== undefined && (!Number.isInteger(mode) || mode < 0 || mode > 0o777))
+    errors.push(invalid(path, String(mode), 'must be a number between 0 and 0777 (octal), both inclusive'));
+}
+
+function validateKeyToPaths(
+  items: Array<{ key?: string; path?: string; mode?: number }> | undefined,
+  path: string,
+  errors: FieldError[],
+): void {
+  (items ?? []).forEach((item, i) => {
+    const p = `${path}[${i}]`;
+    if (!item.key) errors.push(required(`${p}.key`));
+    else for (const m of configKeyErrors(item.key)) errors.push(invalid(`${p}.key`, item.key, m));
+    validateVolumePath(item.path, `${p}.path`, errors);
+    validateFileMode(item.mode, `${p}.mode`, errors);
+  });
+}
+
+/** The pod fields a downwardAPI volume file may hold. */
+const VOLUME_FIELD_PATHS = [
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'metadata.labels',
+  'metadata.annotations',
+];
+
+function validateDownwardFiles(
+  items:
+    | Array<{ path?: string; fieldRef?: { fieldPath?: string }; resourceFieldRef?: unknown; mode?: number }>
+    | undefined,
+  path: string,
+  errors: FieldError[],
+): void {
+  (items ?? []).forEach((item, i) => {
+    const p = `${path}[${i}]`;
+    validateVolumePath(item.path, `${p}.path`, errors);
+    validateFileMode(item.mode, `${p}.mode`, errors);
+    if (item.resourceFieldRef !== undefined)
+      errors.push(
+        forbidden(
+          `${p}.resourceFieldRef`,
+          "is not supported by kubelab's agent: use fieldRef (metadata.name, metadata.namespace, metadata.uid, metadata.labels, metadata.annotations)",
+        ),
+      );
+    else if (!item.fieldRef?.fieldPath) errors.push(required(`${p}.fieldRef.fieldPath`));
+    else if (
+      !VOLUME_FIELD_PATHS.includes(item.fieldRef.fieldPath) &&
+      !/^metadata\.(labels|annotations)\['.+'\]$/.test(item.fieldRef.fieldPath)
+    )
+      errors.push(notSupported(`${p}.fieldRef.fieldPath`, item.fieldRef.fieldPath, VOLUME_FIELD_PATHS));
+  });
 }
 
 function validateContainer(
@@ -248,11 +354,23 @@ function validateContainer(
   });
   errors.push(...validateSecurityContext(c.securityContext, `${path}.securityContext`));
   validateResources(c, `${path}.resources`, errors);
+  const mountPaths = new Set<string>();
   (c.volumeMounts ?? []).forEach((m, i) => {
     const p = `${path}.volumeMounts[${i}]`;
     if (!m.name) errors.push(required(`${p}.name`));
     else if (!volumes.has(m.name)) errors.push(notSupported(`${p}.name`, m.name, [...volumes]));
     if (!m.mountPath) errors.push(required(`${p}.mountPath`));
+    else if (!m.mountPath.startsWith('/'))
+      errors.push(invalid(`${p}.mountPath`, m.mountPath, 'must be an absolute path'));
+    else if (mountPaths.has(m.mountPath))
+      errors.push(invalid(`${p}.mountPath`, m.mountPath, 'must be unique'));
+    if (m.mountPath) mountPaths.add(m.mountPath);
+    if (m.subPath) {
+      if (m.subPath.startsWith('/'))
+        errors.push(invalid(`${p}.subPath`, m.subPath, 'must be a relative path'));
+      if (m.subPath.split('/').includes('..'))
+        errors.push(invalid(`${p}.subPath`, m.subPath, "must not contain '..'"));
+    }
   });
   if (init) {
     for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) {

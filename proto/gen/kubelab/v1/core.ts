@@ -479,7 +479,102 @@ export interface VolumeMount {
 export interface Volume {
   name?: string | undefined;
   hostPath?: HostPathVolumeSource | undefined;
-  emptyDir?: EmptyDirVolumeSource | undefined;
+  emptyDir?:
+    | EmptyDirVolumeSource
+    | undefined;
+  /** The keys of a ConfigMap as files; updated in place (atomically) within about a minute. */
+  configMap?:
+    | ConfigMapVolumeSource
+    | undefined;
+  /** The keys of a Secret as files, as configMap. */
+  secret?:
+    | SecretVolumeSource
+    | undefined;
+  /** Several ConfigMaps, Secrets and downward API fields in one directory. */
+  projected?:
+    | ProjectedVolumeSource
+    | undefined;
+  /** Fields of the pod (labels, annotations, name…) as files. */
+  downwardAPI?: DownwardAPIVolumeSource | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** Which key goes to which file (a relative path; mode: the file's permission bits, 0-0777). */
+export interface KeyToPath {
+  key?: string | undefined;
+  path?: string | undefined;
+  mode?: number | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ConfigMapVolumeSource {
+  name?:
+    | string
+    | undefined;
+  /** Without items every key becomes a file of its name. */
+  items?:
+    | KeyToPath[]
+    | undefined;
+  /** The files' permission bits (default 0644). */
+  defaultMode?:
+    | number
+    | undefined;
+  /** A missing ConfigMap (or key of items) gives an empty volume instead of holding the pod. */
+  optional?: boolean | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface SecretVolumeSource {
+  secretName?: string | undefined;
+  items?: KeyToPath[] | undefined;
+  defaultMode?: number | undefined;
+  optional?: boolean | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface DownwardAPIVolumeFile {
+  path?: string | undefined;
+  fieldRef?: ObjectFieldSelector | undefined;
+  resourceFieldRef?: ResourceFieldSelector | undefined;
+  mode?: number | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface DownwardAPIVolumeSource {
+  items?: DownwardAPIVolumeFile[] | undefined;
+  defaultMode?: number | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ConfigMapProjection {
+  name?: string | undefined;
+  items?: KeyToPath[] | undefined;
+  optional?: boolean | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface SecretProjection {
+  name?: string | undefined;
+  items?: KeyToPath[] | undefined;
+  optional?: boolean | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface DownwardAPIProjection {
+  items?: DownwardAPIVolumeFile[] | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface VolumeProjection {
+  secret?: SecretProjection | undefined;
+  downwardAPI?: DownwardAPIProjection | undefined;
+  configMap?: ConfigMapProjection | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+export interface ProjectedVolumeSource {
+  sources?: VolumeProjection[] | undefined;
+  defaultMode?: number | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -5110,6 +5205,18 @@ export const Volume: MessageFns<Volume> = {
     if (message.emptyDir !== undefined) {
       EmptyDirVolumeSource.encode(message.emptyDir, writer.uint32(26).fork()).join();
     }
+    if (message.configMap !== undefined) {
+      ConfigMapVolumeSource.encode(message.configMap, writer.uint32(34).fork()).join();
+    }
+    if (message.secret !== undefined) {
+      SecretVolumeSource.encode(message.secret, writer.uint32(42).fork()).join();
+    }
+    if (message.projected !== undefined) {
+      ProjectedVolumeSource.encode(message.projected, writer.uint32(50).fork()).join();
+    }
+    if (message.downwardAPI !== undefined) {
+      DownwardAPIVolumeSource.encode(message.downwardAPI, writer.uint32(58).fork()).join();
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -5156,6 +5263,963 @@ export const Volume: MessageFns<Volume> = {
             }
 
             message.emptyDir = EmptyDirVolumeSource.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.configMap = ConfigMapVolumeSource.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.secret = SecretVolumeSource.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.projected = ProjectedVolumeSource.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.downwardAPI = DownwardAPIVolumeSource.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseKeyToPath(): KeyToPath {
+  return {};
+}
+
+export const KeyToPath: MessageFns<KeyToPath> = {
+  encode(message: KeyToPath, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== undefined) {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.path !== undefined) {
+      writer.uint32(18).string(message.path);
+    }
+    if (message.mode !== undefined) {
+      writer.uint32(24).int32(message.mode);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyToPath {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyToPath();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.mode = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseConfigMapVolumeSource(): ConfigMapVolumeSource {
+  return {};
+}
+
+export const ConfigMapVolumeSource: MessageFns<ConfigMapVolumeSource> = {
+  encode(message: ConfigMapVolumeSource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.items !== undefined && message.items.length !== 0) {
+      for (const v of message.items) {
+        KeyToPath.encode(v!, writer.uint32(18).fork()).join();
+      }
+    }
+    if (message.defaultMode !== undefined) {
+      writer.uint32(24).int32(message.defaultMode);
+    }
+    if (message.optional !== undefined) {
+      writer.uint32(32).bool(message.optional);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfigMapVolumeSource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfigMapVolumeSource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            if (message.items === undefined) {
+              message.items = [];
+            }
+            const el = KeyToPath.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.items!.push(el);
+            }
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.defaultMode = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.optional = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseSecretVolumeSource(): SecretVolumeSource {
+  return {};
+}
+
+export const SecretVolumeSource: MessageFns<SecretVolumeSource> = {
+  encode(message: SecretVolumeSource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.secretName !== undefined) {
+      writer.uint32(10).string(message.secretName);
+    }
+    if (message.items !== undefined && message.items.length !== 0) {
+      for (const v of message.items) {
+        KeyToPath.encode(v!, writer.uint32(18).fork()).join();
+      }
+    }
+    if (message.defaultMode !== undefined) {
+      writer.uint32(24).int32(message.defaultMode);
+    }
+    if (message.optional !== undefined) {
+      writer.uint32(32).bool(message.optional);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SecretVolumeSource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSecretVolumeSource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.secretName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            if (message.items === undefined) {
+              message.items = [];
+            }
+            const el = KeyToPath.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.items!.push(el);
+            }
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.defaultMode = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.optional = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseDownwardAPIVolumeFile(): DownwardAPIVolumeFile {
+  return {};
+}
+
+export const DownwardAPIVolumeFile: MessageFns<DownwardAPIVolumeFile> = {
+  encode(message: DownwardAPIVolumeFile, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== undefined) {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.fieldRef !== undefined) {
+      ObjectFieldSelector.encode(message.fieldRef, writer.uint32(18).fork()).join();
+    }
+    if (message.resourceFieldRef !== undefined) {
+      ResourceFieldSelector.encode(message.resourceFieldRef, writer.uint32(26).fork()).join();
+    }
+    if (message.mode !== undefined) {
+      writer.uint32(32).int32(message.mode);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DownwardAPIVolumeFile {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDownwardAPIVolumeFile();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fieldRef = ObjectFieldSelector.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.resourceFieldRef = ResourceFieldSelector.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.mode = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseDownwardAPIVolumeSource(): DownwardAPIVolumeSource {
+  return {};
+}
+
+export const DownwardAPIVolumeSource: MessageFns<DownwardAPIVolumeSource> = {
+  encode(message: DownwardAPIVolumeSource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.items !== undefined && message.items.length !== 0) {
+      for (const v of message.items) {
+        DownwardAPIVolumeFile.encode(v!, writer.uint32(10).fork()).join();
+      }
+    }
+    if (message.defaultMode !== undefined) {
+      writer.uint32(16).int32(message.defaultMode);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DownwardAPIVolumeSource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDownwardAPIVolumeSource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            if (message.items === undefined) {
+              message.items = [];
+            }
+            const el = DownwardAPIVolumeFile.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.items!.push(el);
+            }
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.defaultMode = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseConfigMapProjection(): ConfigMapProjection {
+  return {};
+}
+
+export const ConfigMapProjection: MessageFns<ConfigMapProjection> = {
+  encode(message: ConfigMapProjection, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.items !== undefined && message.items.length !== 0) {
+      for (const v of message.items) {
+        KeyToPath.encode(v!, writer.uint32(18).fork()).join();
+      }
+    }
+    if (message.optional !== undefined) {
+      writer.uint32(24).bool(message.optional);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfigMapProjection {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfigMapProjection();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            if (message.items === undefined) {
+              message.items = [];
+            }
+            const el = KeyToPath.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.items!.push(el);
+            }
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.optional = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseSecretProjection(): SecretProjection {
+  return {};
+}
+
+export const SecretProjection: MessageFns<SecretProjection> = {
+  encode(message: SecretProjection, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.items !== undefined && message.items.length !== 0) {
+      for (const v of message.items) {
+        KeyToPath.encode(v!, writer.uint32(18).fork()).join();
+      }
+    }
+    if (message.optional !== undefined) {
+      writer.uint32(24).bool(message.optional);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SecretProjection {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSecretProjection();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            if (message.items === undefined) {
+              message.items = [];
+            }
+            const el = KeyToPath.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.items!.push(el);
+            }
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.optional = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseDownwardAPIProjection(): DownwardAPIProjection {
+  return {};
+}
+
+export const DownwardAPIProjection: MessageFns<DownwardAPIProjection> = {
+  encode(message: DownwardAPIProjection, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.items !== undefined && message.items.length !== 0) {
+      for (const v of message.items) {
+        DownwardAPIVolumeFile.encode(v!, writer.uint32(10).fork()).join();
+      }
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DownwardAPIProjection {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDownwardAPIProjection();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            if (message.items === undefined) {
+              message.items = [];
+            }
+            const el = DownwardAPIVolumeFile.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.items!.push(el);
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseVolumeProjection(): VolumeProjection {
+  return {};
+}
+
+export const VolumeProjection: MessageFns<VolumeProjection> = {
+  encode(message: VolumeProjection, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.secret !== undefined) {
+      SecretProjection.encode(message.secret, writer.uint32(10).fork()).join();
+    }
+    if (message.downwardAPI !== undefined) {
+      DownwardAPIProjection.encode(message.downwardAPI, writer.uint32(18).fork()).join();
+    }
+    if (message.configMap !== undefined) {
+      ConfigMapProjection.encode(message.configMap, writer.uint32(26).fork()).join();
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VolumeProjection {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVolumeProjection();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.secret = SecretProjection.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.downwardAPI = DownwardAPIProjection.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.configMap = ConfigMapProjection.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseProjectedVolumeSource(): ProjectedVolumeSource {
+  return {};
+}
+
+export const ProjectedVolumeSource: MessageFns<ProjectedVolumeSource> = {
+  encode(message: ProjectedVolumeSource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sources !== undefined && message.sources.length !== 0) {
+      for (const v of message.sources) {
+        VolumeProjection.encode(v!, writer.uint32(10).fork()).join();
+      }
+    }
+    if (message.defaultMode !== undefined) {
+      writer.uint32(16).int32(message.defaultMode);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProjectedVolumeSource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProjectedVolumeSource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            if (message.sources === undefined) {
+              message.sources = [];
+            }
+            const el = VolumeProjection.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.sources!.push(el);
+            }
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.defaultMode = reader.int32();
             continue;
           }
         }
