@@ -205,6 +205,9 @@ export class EtcdCompactor {
     }
     this.version = mark.version;
     this.seen = mark.revision;
+    // The last turn's time and revision are a sample for the bound by count: a control plane
+    // restarted under heavy writing need not wait the minimum retention to learn one.
+    if (mark.at <= this.options.clock.now()) this.samples.push({ at: mark.at, rev: mark.revision });
     const wait = mark.at + interval - this.options.clock.now();
     this.log().debug(
       { version: mark.version, nextTarget: mark.revision, dueInMs: Math.max(0, wait) },

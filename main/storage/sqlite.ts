@@ -43,7 +43,11 @@ export interface SqliteStorageOptions {
   retentionMs?: number;
   /** Under heavy writing, less is kept (retention.ts; default DEFAULT_HISTORY_BOUND). */
   historyBound?: HistoryBound;
-  /** How often compaction runs (default 60 s; 0 disables the timer). */
+  /**
+   * How often compaction runs and the revision is sampled (default 15 s: under heavy writing
+   * the bound keeps history near the last 75 s, which needs samples finer than that; a tick
+   * with nothing due costs nothing; 0 disables the timer).
+   */
   compactIntervalMs?: number;
   /** Writes per transaction at most (default 2000). */
   maxBatch?: number;
@@ -281,7 +285,7 @@ export class SqliteStorage implements Storage {
       void this.compactRound(this.compactRev).catch((err: unknown) =>
         this.compactionFailed(err, this.compactRev),
       );
-    const interval = options.compactIntervalMs ?? 60_000;
+    const interval = options.compactIntervalMs ?? 15_000;
     if (interval > 0) {
       this.compactTimer = setInterval(() => this.compactOnTimer(), interval);
       this.compactTimer.unref();
