@@ -82,3 +82,56 @@ describe('a pod deleted while its containers start', () => {
     ).toBeTruthy();
   });
 });
+
+describe('a pod with activeDeadlineSeconds', () => {
+  it('runs until the deadline (on the clock), then stops its containers and fails with DeadlineExceeded', async () => {
+    const clock = new FakeClock();
+    const runtime = new HollowRuntime(clock);
+    const statuses: PodStatus[] = [];
+    const events: string[] = [];
+    const timed: Pod = { ...pod, spec: { ...pod.spec, activeDeadlineSeconds: 60 } };
+    const worker = new PodWorker(timed, {
+      runtime,
+      runtimeFor: async () => ({ runtime: runtime as Runtime, scheme: 'hollow' }),
+      clock,
+      logger: quietLogger(),
+      recorder: {
+        event: (_obj: unknown, _type: string, reason: string, message: string) =>
+          events.push(`${reason}: ${message}`),
+      } as unknown as EventRecorder,
+      backoff: new CrashLoopBackoff(),
+      hostIP: () => '10.0.0.7',
+      admit: () => ({ admit: true }),
+      publishStatus: (_p, status) => statuses.push(status),
+      finalizeDeletion: () => undefined,
+      startProbes: () => undefined,
+      onFinished: () => undefined,
+    });
+    worker.update(timed);
+    await worker.settled();
+    expect(statuses.at(-1)?.phase).toBe('Running');
+
+    clock.advance(59_999);
+    await worker.settled();
+    expect(statuses.at(-1)?.phase).toBe('Running');
+
+    clock.advance(1);
+    await worker.settled();
+    await new Promise((resolve) => setImmediate(resolve));
+    await worker.settled();
+    const last = statuses.at(-1)!;
+    expect(last).toMatchObject({
+      phase: 'Failed',
+      reason: 'DeadlineExceeded',
+      message: 'Pod was active on the node longer than the specified deadline',
+    });
+    expect(last.containerStatuses?.every((c) => c.state?.terminated)).toBe(true);
+    expect(events).toContain(
+      'DeadlineExceeded: Pod was active on the node longer than the specified deadline',
+    );
+    // Failed stays failed: nothing restarts.
+    clock.advance(600_000);
+    await worker.settled();
+    expect(statuses.at(-1)?.phase).toBe('Failed');
+  });
+});

@@ -109,6 +109,7 @@ export class PodWorker {
   /** Where each volume is, once set up. */
   private volumePaths: Map<string, string> | undefined;
   private volumeTimer: TimerHandle | undefined;
+  private deadlineTimer: TimerHandle | undefined;
   private refreshing: Promise<unknown> | undefined;
   /** The last FailedMount message (said once until it changes). */
   private mountProblem: string | undefined;
@@ -188,6 +189,7 @@ export class PodWorker {
   detach(): void {
     if (this.wakeTimer) this.deps.clock.clearTimeout(this.wakeTimer);
     if (this.volumeTimer) this.deps.clock.clearTimeout(this.volumeTimer);
+    if (this.deadlineTimer) this.deps.clock.clearTimeout(this.deadlineTimer);
     for (const p of this.probes.values()) p.stop();
     this.probes.clear();
     this.finished = true;
@@ -230,6 +232,7 @@ export class PodWorker {
       }
       this.admitted = true;
     }
+    if (this.pastActiveDeadline()) return this.failPastDeadline();
     if (!(await this.volumesReady())) return this.terminating ? undefined : this.publish();
     if (this.terminating) return;
     if (!this.state.initialized) await this.syncInitContainers();
@@ -242,6 +245,37 @@ export class PodWorker {
       }
     }
     if (this.terminating) return;
+    this.publish();
+  }
+
+  /**
+   * The kubelet's activeDeadlineHandler: a pod with spec.activeDeadlineSeconds fails once it has
+   * been active that long since its startTime; until then a timer wakes the worker at that time.
+   */
+  private pastActiveDeadline(): boolean {
+    const seconds = this.pod.spec?.activeDeadlineSeconds;
+    if (seconds === undefined || seconds === null) return false;
+    const deadline = this.state.startTime + seconds * 1000;
+    if (this.deps.clock.now() >= deadline) return true;
+    if (!this.deadlineTimer)
+      this.deadlineTimer = this.deps.clock.setTimeout(() => {
+        this.deadlineTimer = undefined;
+        this.wake();
+      }, deadline - this.deps.clock.now());
+    return false;
+  }
+
+  /** Stops what runs (with the grace period) and fails the pod with DeadlineExceeded. */
+  private async failPastDeadline(): Promise<void> {
+    const message = 'Pod was active on the node longer than the specified deadline';
+    this.state.failed = { reason: 'DeadlineExceeded', message };
+    this.deps.recorder.event(this.pod, 'Normal', 'DeadlineExceeded', message);
+    this.deps.logger.info({ pod: this.key }, message);
+    const running = [...this.state.containers.values()].filter((r) => r.running);
+    for (const r of running) this.stopping.add(r.running!.id);
+    this.publish();
+    await Promise.all(running.map((r) => this.runtimeOf(r.running!).stop(r.running!, this.graceMs())));
+    await nextTurn();
     this.publish();
   }
 

@@ -193,8 +193,8 @@ export interface PodSpec {
     | number
     | undefined;
   /**
-   * Seconds the pod may run before it is failed (Kubernetes' DeadlineExceeded). Accepted and
-   * validated; kubelab's agent does not enforce it yet.
+   * Seconds the pod may be active on its node, from its startTime, before the agent stops its
+   * containers and fails it (reason DeadlineExceeded).
    */
   activeDeadlineSeconds?: number | undefined;
   dnsPolicy?:
