@@ -22,6 +22,7 @@ import type { ServerLimits } from './grpc/limits.js';
 import { splitHostPort, startGrpcServer, type RunningGrpcServer } from './grpc/server.js';
 import { writeServerRecord } from './serverrecord.js';
 import { restHandler } from './rest/handler.js';
+import { defaultAgentDir } from './rest/install.js';
 import { restDoor } from './rest/server.js';
 import { TokenStore } from './grpc/tokens.js';
 import { TunnelRegistry } from './grpc/tunnel.js';
@@ -80,6 +81,8 @@ export interface ControlPlaneOptions {
    * created on first start). Replicas sharing an etcd must share this file.
    */
   encryptionKeyFile?: string;
+  /** Where the agent executables and install scripts are served from (default: dist/agent of the package). */
+  agentDir?: string;
 }
 
 export const SYSTEM_IDENTITY: Identity = { name: 'system:kube-controller-manager', role: 'admin' };
@@ -147,6 +150,7 @@ export class ControlPlane {
           serverAddress: () => apiAddress,
           watchBufferBytes: options.watchBufferBytes,
           clock,
+          install: { caPem: pki?.caPem, agentDir: options.agentDir ?? defaultAgentDir() },
         }),
       );
       const grpc = await startGrpcServer({

@@ -22,6 +22,7 @@ interface ServerFlags extends ControllerFlags {
   etcdEndpoints?: string;
   etcdPrefix: string;
   encryptionKeyFile?: string;
+  agentDir?: string;
   plaintext: boolean;
   tlsSan?: string;
   maxConnectionsPerAddress: number;
@@ -119,6 +120,10 @@ export function serverCommand(program: Command): void {
       '--encryption-key-file <file>',
       'the keys Secrets are encrypted with at rest (default <data-dir>/secrets-encryption.key, made on first start; replicas on one etcd must share it)',
     )
+    .option(
+      '--agent-dir <dir>',
+      'where the agent executables and install scripts that machines download come from (default: dist/agent, made by npm run build:agent)',
+    )
     .option('--plaintext', 'serve without TLS (only on a loopback address, for development)', false)
     .option('--tls-san <names>', 'extra comma-separated names or addresses for the serving certificate')
     .option(
@@ -193,6 +198,7 @@ export function serverCommand(program: Command): void {
         etcdEndpoints: splitList(flags.etcdEndpoints),
         etcdPrefix: flags.etcdPrefix,
         ...(flags.encryptionKeyFile ? { encryptionKeyFile: resolve(flags.encryptionKeyFile) } : {}),
+        ...(flags.agentDir ? { agentDir: resolve(flags.agentDir) } : {}),
         plaintext: flags.plaintext,
         tlsSans: splitList(flags.tlsSan),
         serverLimits: { maxConnectionsPerAddress: flags.maxConnectionsPerAddress },

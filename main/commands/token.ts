@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { parseDuration } from './common.js';
 import type { TokenInfo } from '../../client/grpc/cluster.js';
+import { installCommands } from '../../client/api/installcommands.js';
 import { agentAddress } from '../agentaddress.js';
 import { splitHostPort } from '../grpc/server.js';
 import {
@@ -39,10 +40,12 @@ function table(tokens: TokenInfo[]): string {
 /** How to join a machine with a fresh join token, with this server's real address. */
 function joinHint(flags: ConnectFlags, token: string, expiresAt: string | undefined): string {
   const listen = targetOf(flags).listen;
-  const lines = ['Join a machine with (the token in the environment keeps it out of `ps`):'];
+  const lines = ['Add a machine: run on it (the token in the environment keeps it out of `ps`)'];
   if (listen) {
     const { host, port } = splitHostPort(listen);
     const agents = agentAddress(host, port);
+    for (const c of installCommands(agents.url, token)) lines.push(`  ${c.os}:`, `    ${c.line}`);
+    lines.push('Or, where kubelab-agent is already installed:');
     lines.push(`  KUBELAB_TOKEN='${token}' kubelab-agent --server ${agents.url}`);
     if (!agents.reachable)
       lines.push(

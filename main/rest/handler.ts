@@ -40,6 +40,7 @@ import { statusOf } from './status.js';
 import { tableOf, tableRequested } from './table.js';
 import { openApiV2, openApiV3Document, openApiV3Root, openApiV3Target } from './openapi.js';
 import { serveWatch } from './watch.js';
+import { isInstallPath, serveInstallAsset, type InstallAssets } from './install.js';
 import { realClock, type Clock } from '../../client/util/clock.js';
 
 export type RestRequestMessage = IncomingMessage | Http2ServerRequest;
@@ -55,6 +56,8 @@ export interface RestHandlerOptions {
   watchBufferBytes?: number;
   /** For the ages in Table answers (default: the real clock). */
   clock?: Clock;
+  /** The CA and agent downloads served to machines that join (install.ts). */
+  install?: InstallAssets;
 }
 
 /** Longer URLs are refused before they are parsed (Kubernetes' own limit is similar). */
@@ -315,6 +318,8 @@ export function restHandler(
         `the URL is ${rawUrl.length} characters long, over the limit of ${MAX_URL_CHARS}`,
       );
     const url = new URL(rawUrl, 'https://kubelab.invalid');
+    // Public, as k3s's /cacerts: a machine fetches them before it has any credential.
+    if (isInstallPath(url.pathname)) return serveInstallAsset(req, res, url.pathname, options.install ?? {});
     const r = parseRestRequest(req.method ?? 'GET', url);
     // Public, as on any cluster (system:public-info-viewer): a load balancer checks them.
     if (r.type === 'health') return send(res, 200, 'ok', 'text/plain; charset=utf-8');

@@ -1,10 +1,12 @@
 /**
  * The files `npm run build:agent` ships beside the agent, read as a person installing it would:
  * the systemd unit's documentation link leads to a section of the README that exists, and the
- * install script takes the join token from KUBELAB_TOKEN (a flag would show it in `ps`).
+ * install script takes the join token from KUBELAB_TOKEN (a flag would show it in `ps`) and
+ * refuses a binary that does not match the checksum built with it.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 
@@ -34,9 +36,34 @@ it("the systemd unit's documentation link names a README section that exists", (
 });
 
 it('the install script asks for the join token in KUBELAB_TOKEN, not on its command line', () => {
-  const help = execFileSync('bash', [join(packaging, 'install.sh'), '--help']).toString();
+  const help = execFileSync('sh', [join(packaging, 'install.sh'), '--help']).toString();
   expect(help).toContain(
-    "KUBELAB_TOKEN='K10…::…' sudo --preserve-env=KUBELAB_TOKEN ./install.sh --server https://10.0.0.2:6443",
+    "curl -fsSLk https://10.0.0.2:6443/install.sh | sudo KUBELAB_TOKEN='K10…::…' sh -s - --server https://10.0.0.2:6443",
   );
   expect(help).not.toMatch(/install\.sh --server \S+ --token/);
+});
+
+it('the install script refuses an agent binary that does not match its .sha256, before installing anything', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kubelab-install-'));
+  try {
+    copyFileSync(join(packaging, 'install.sh'), join(dir, 'install.sh'));
+    const exe = join(dir, 'kubelab-agent-linux-arm64');
+    writeFileSync(exe, '#!/bin/sh\necho the agent\n');
+    chmodSync(exe, 0o755);
+    const sum = execFileSync('sha256sum', ['kubelab-agent-linux-arm64'], { cwd: dir }).toString();
+    writeFileSync(`${exe}.sha256`, sum);
+    writeFileSync(exe, '#!/bin/sh\necho a copy cut short or tampered with\n');
+    const res = spawnSync(
+      'bash',
+      [join(dir, 'install.sh'), '--server', 'https://10.0.0.2:6443', '--binary', exe],
+      {
+        env: { PATH: process.env.PATH, KUBELAB_TOKEN: 'K10x::y' },
+        encoding: 'utf8',
+      },
+    );
+    expect(res.status).toBe(1);
+    expect(res.stderr).toContain(`install.sh: ${exe} does not match its checksum in ${exe}.sha256`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
