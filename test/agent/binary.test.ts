@@ -1,8 +1,9 @@
 /**
- * The single-executable agent (npm run build:agent) starts and joins a fresh control plane.
+ * The single-executable agent for this machine (npm run build:agent) starts and joins a fresh
+ * control plane. The other platforms' builds: crossbuild.test.ts.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -10,12 +11,19 @@ import { TokensClient } from '../../client/grpc/cluster.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 
 const root = join(import.meta.dirname, '..', '..');
+const platform = `linux-${process.arch}`;
 let out: string;
 let t: TestControlPlane;
 
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'kubelab-agentbin-'));
-  execFileSync(process.execPath, [join(root, 'scripts', 'build-agent.mjs'), '--out', out], { stdio: 'pipe' });
+  execFileSync(
+    process.execPath,
+    [join(root, 'scripts', 'build-agent.mjs'), '--out', out, '--platforms', platform],
+    {
+      stdio: 'pipe',
+    },
+  );
   t = await startTestControlPlane();
 }, 120_000);
 afterAll(async () => {
@@ -23,8 +31,13 @@ afterAll(async () => {
   rmSync(out, { recursive: true, force: true });
 });
 
-it('is one file that runs without Node installed alongside, and joins a cluster', async () => {
-  const exe = join(out, 'kubelab-agent');
+it('is one file, with its checksum, that runs without Node installed alongside, and joins a cluster', async () => {
+  const exe = join(out, `kubelab-agent-${platform}`);
+  expect(
+    execFileSync('sha256sum', ['--check', `kubelab-agent-${platform}.sha256`], { cwd: out }).toString(),
+  ).toBe(`kubelab-agent-${platform}: OK\n`);
+  // `kubelab-agent` is this machine's build, to try it here.
+  expect(realpathSync(join(out, 'kubelab-agent'))).toBe(realpathSync(exe));
   // Nothing of the sources or node_modules is needed: run it from an empty folder, clean env.
   const env = { PATH: '/usr/bin:/bin', HOME: out };
   expect(execFileSync(exe, ['--version'], { cwd: out, env }).toString().trim()).toBe('0.1.0');
