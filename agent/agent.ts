@@ -13,13 +13,14 @@ import type { SharedIndexInformer } from '../client/cache/informer.js';
 import { EventRecorder } from '../client/events/recorder.js';
 import { realClock, type Clock } from '../client/util/clock.js';
 import type { ConnectionOptions } from '../client/grpc/connection.js';
-import type { AgentConfig } from './config.js';
+import { AGENT_VERSION, type AgentConfig } from './config.js';
 import { startContainerProbes } from './pods/probing.js';
 import { PodManager } from './pods/manager.js';
 import type { PodRuntimes } from './pods/runtimes.js';
 import { ControlPlaneContact } from './contact.js';
 import { observedClient } from './observedclient.js';
 import { AgentTunnelClient } from './tunnel.js';
+import { SelfUpgrade } from './selfupgrade.js';
 import { NodeLeaseController } from './lease.js';
 import type { Logger } from './logger.js';
 import type { MachineReader } from './machine/types.js';
@@ -44,6 +45,8 @@ export interface NodeAgentOptions {
   >;
   /** Tells outages of the control plane (shared by a hollow fleet: one line per outage, not per node). */
   contact?: ControlPlaneContact;
+  /** Upgrade itself from this control plane when its Node asks (selfupgrade.ts); absent: never. */
+  selfUpgrade?: { server: string; caPem: string };
 }
 
 export class NodeAgent {
@@ -156,6 +159,21 @@ export class NodeAgent {
   }
 
   start(): void {
+    const upgrade = this.options.selfUpgrade;
+    if (upgrade) {
+      const self = new SelfUpgrade({
+        client: this.options.client,
+        recorder: this.recorder,
+        logger: this.options.logger.child({ component: 'self-upgrade' }),
+        server: upgrade.server,
+        caPem: upgrade.caPem,
+        current: AGENT_VERSION,
+      });
+      this.node.addEventHandler({
+        onAdd: (n) => self.nodeChanged(n),
+        onUpdate: (_old, n) => self.nodeChanged(n),
+      });
+    }
     this.informers.start();
     void this.status.run();
     void this.lease.run();

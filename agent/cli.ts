@@ -4,6 +4,7 @@
  */
 import { parsePodUser } from './pods/users.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { execFileSync } from 'node:child_process';
 import { homedir, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isApiError } from '../client/api/errors.js';
@@ -33,6 +34,7 @@ import { lockDataDir } from './datadirlock.js';
 import { machineRuntimes } from './pods/runtimes.js';
 import { HollowFleet } from './hollow.js';
 import { createAgentLogger } from './logger.js';
+import { runsAsExecutable, upgradeExecutable } from './upgrade.js';
 import { defaultMachineReader } from './machine/index.js';
 import { checkNodeIP } from './nodeip.js';
 
@@ -152,6 +154,8 @@ export function buildAgentProgram(): Command {
       'Joins this machine to a kubelab cluster: registers its Node, reports its health (memory, disk and PID pressure), renews its heartbeat lease and sends usage metrics.',
     )
     .version(AGENT_VERSION)
+    // `kubelab-agent upgrade --data-dir …` is the subcommand's own option, not the agent's.
+    .enablePositionalOptions()
     .showHelpAfterError()
     .option(
       '--server <url>',
@@ -324,6 +328,7 @@ Deleting the Node revokes its credential; join again with a new token.`,
           logger,
           pods: await machineRuntimes({ dataDir, logger }),
           tunnel: { servers: creds.servers, token: creds.token, caPem: creds.caPem },
+          selfUpgrade: { server: creds.servers[0], caPem: creds.caPem },
         });
         agent.start();
         process.stdout.write(
@@ -338,7 +343,67 @@ Deleting the Node revokes its credential; join again with a new token.`,
         exit(1);
       }
     });
+  program
+    .command('upgrade')
+    .description(
+      "replace this agent's executable with the one its control plane serves (checked against its checksum, over TLS pinned to the cluster CA), then restart it under its service manager; its pods keep running",
+    )
+    .addOption(
+      new Option('--data-dir <dir>', "the agent's data folder (where its credential is)")
+        .default(defaultDataDir())
+        .env('KUBELAB_AGENT_DATA_DIR'),
+    )
+    .option('--force', 'replace it even when the control plane serves the same version', false)
+    .action(async (flags: { dataDir: string; force: boolean }) => {
+      const say = (line: string) => process.stdout.write(`kubelab-agent upgrade: ${line}\n`);
+      try {
+        const creds = loadCredentials(credentialsPath(resolve(flags.dataDir)));
+        if (!creds)
+          throw new Error(
+            `no credential in ${resolve(flags.dataDir)}: this agent has not joined a control plane (pass --data-dir where it keeps its files)`,
+          );
+        if (!runsAsExecutable())
+          throw new Error(
+            'this agent runs from sources under Node, not as the kubelab-agent executable: update the sources instead (git pull), or install the executable (see the README)',
+          );
+        const result = await upgradeExecutable({
+          server: creds.servers[0],
+          caPem: creds.caPem,
+          executable: process.execPath,
+          current: AGENT_VERSION,
+          force: flags.force,
+          log: say,
+        });
+        if (!result.upgraded) {
+          say(`already at ${result.to}, the control plane's version: nothing to do`);
+          return;
+        }
+        say(`replaced ${process.execPath}: ${result.from} → ${result.to}`);
+        say(restartInstalledAgent());
+      } catch (err) {
+        process.stderr.write(`kubelab-agent upgrade: ${(err as Error).message}\n`);
+        process.exit(1);
+      }
+    });
   return program;
+}
+
+/** Restarts the installed agent's service, if there is one; says what it did or what to do. */
+function restartInstalledAgent(): string {
+  const tryRun = (argv: string[]) => {
+    try {
+      execFileSync(argv[0], argv.slice(1), { stdio: 'ignore', timeout: 60_000 });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (process.platform === 'linux' && tryRun(['systemctl', 'is-active', '--quiet', 'kubelab-agent'])) {
+    if (tryRun(['systemctl', 'restart', 'kubelab-agent'])) return 'restarted the kubelab-agent service';
+  }
+  if (process.platform === 'darwin' && tryRun(['launchctl', 'kickstart', '-k', 'system/io.kubelab.agent']))
+    return 'restarted the io.kubelab.agent daemon';
+  return 'no kubelab-agent service runs here: restart the agent yourself to run the new version (its pods keep running)';
 }
 
 export async function main(argv: string[]): Promise<void> {

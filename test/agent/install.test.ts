@@ -20,6 +20,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { AGENT_UPGRADE_ANNOTATION } from '../../client/api/agentversion.js';
 import type { Client } from '../../client/client.js';
 import { TokensClient } from '../../client/grpc/cluster.js';
 import { grpcClient } from '../../client/grpc/transport.js';
@@ -126,7 +127,7 @@ it('refuses a token that pins another CA, and an executable the control plane di
   }
 });
 
-it('installs, says how to start the agent where no service manager runs, joins, upgrades in place and uninstalls', async () => {
+it('installs, says how to start the agent where no service manager runs, joins, upgrades in place (by the script and by the agent) and uninstalls', async () => {
   const token = await joinToken();
   const prefix = join(dir, 'lab');
   const first = install(token, prefix, '--', '--node-name', 'installed-1');
@@ -139,7 +140,11 @@ it('installs, says how to start the agent where no service manager runs, joins, 
 
   const start = first.stdout.trim().split('\n').at(-1)!.trim();
   expect(start).toMatch(/^sh -c '/);
-  agent = spawn('sh', ['-c', start], { env: { PATH: process.env.PATH }, stdio: 'ignore' });
+  // INVOCATION_ID is what systemd gives a service: the agent may then exit to be restarted.
+  agent = spawn('sh', ['-c', start], {
+    env: { PATH: process.env.PATH, INVOCATION_ID: 'test' },
+    stdio: 'ignore',
+  });
   await eventually(
     async () => {
       const node = await admin.get('Node', 'installed-1').catch(() => undefined);
@@ -148,9 +153,20 @@ it('installs, says how to start the agent where no service manager runs, joins, 
     'the installed agent to join and become Ready',
     60_000,
   );
-  agent.kill('SIGTERM');
-  await new Promise((resolve) => agent!.once('exit', resolve));
+  // The GUI's "Upgrade": the annotation on the Node. The agent replaces itself, takes the
+  // annotation away, says so in an event and exits for its service manager to restart it.
+  const exited = new Promise<number | null>((resolve) => agent!.once('exit', resolve));
+  await admin.patch('Node', 'installed-1', {
+    metadata: { annotations: { [AGENT_UPGRADE_ANNOTATION]: 'force' } },
+  });
+  expect(await exited).toBe(0);
   agent = undefined;
+  const node = await admin.get('Node', 'installed-1');
+  expect(node.metadata?.annotations?.[AGENT_UPGRADE_ANNOTATION]).toBeUndefined();
+  const events = (await admin.list('Event', { namespace: 'default' })).items;
+  expect(events.map((e) => `${e.reason}: ${e.message}`)).toContain(
+    'AgentUpgraded: kubelab-agent 0.1.0 replaced by 0.1.0; restarting under systemd',
+  );
 
   // Again without a token: an upgrade in place, under the same credential.
   const credentials = readFileSync(join(prefix, 'var', 'lib', 'kubelab-agent', 'credentials.json'), 'utf8');
@@ -160,6 +176,33 @@ it('installs, says how to start the agent where no service manager runs, joins, 
     credentials,
   );
   expect(readFileSync(join(etc, 'agent.env'), 'utf8')).toContain(`KUBELAB_TOKEN=${token}`);
+
+  // The agent upgrades itself from the control plane: nothing to do at the same version;
+  // forced, the executable is swapped; a tampered download is refused and changes nothing.
+  const exe = join(prefix, 'usr', 'local', 'bin', 'kubelab-agent');
+  const upgrade = (...args: string[]) =>
+    spawnSync(exe, ['upgrade', '--data-dir', join(prefix, 'var', 'lib', 'kubelab-agent'), ...args], {
+      env: { PATH: process.env.PATH },
+      encoding: 'utf8',
+    });
+  const same = upgrade();
+  expect(same.status, same.stderr).toBe(0);
+  expect(same.stdout).toContain("already at 0.1.0, the control plane's version: nothing to do");
+  const forced = upgrade('--force');
+  expect(forced.status, forced.stderr).toBe(0);
+  expect(forced.stdout).toContain(`replaced ${exe}: 0.1.0 → 0.1.0`);
+  expect(forced.stdout).toContain('restart the agent yourself');
+  const served = join(agents, EXE);
+  const size = statSync(served).size;
+  appendFileSync(served, 'tampered');
+  try {
+    const refused = upgrade('--force');
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(`the downloaded ${EXE} is not the one the control plane built`);
+    expect(existsSync(`${exe}.new`)).toBe(false);
+  } finally {
+    truncateSync(served, size);
+  }
 
   const removed = install(undefined, prefix, '--uninstall');
   expect(removed.status, removed.stderr).toBe(0);

@@ -331,3 +331,30 @@ it('restarts a DaemonSet, rolls it back to its first revision, and edits it as Y
     team: 'lab',
   });
 }, 90_000);
+
+it('says which agents are older than the control plane, and an admin asks one to upgrade itself', async () => {
+  const { page, text } = gui;
+  await gui.admin.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'old-agent' } });
+  const created = await node('old-agent');
+  await gui.admin.updateStatus({
+    ...created,
+    kind: 'Node',
+    status: { nodeInfo: { agentVersion: '0.0.9', kubeletVersion: 'v0.0.9-kubelab' } },
+  });
+  await page.click('[data-view="nodes"]');
+  await expect.poll(() => text('[data-node="old-agent"] [data-col="agent"]')).toBe('0.0.9 (older)');
+  expect(await text('[data-node="lab-0"] [data-col="agent"]')).toBe('0.1.0');
+
+  await openNode('old-agent');
+  expect(await text('[data-testid="node-info"]')).toContain("0.0.9 (older than the control plane's 0.1.0)");
+  await page.click('[data-testid="upgrade-agent"]');
+  await eventually(
+    async () => (await node('old-agent')).metadata?.annotations?.['kubelab.io/agent-upgrade'] === '0.1.0',
+    'the upgrade asked for on the Node',
+  );
+  await expect.poll(() => text('[data-testid="upgrade-agent"]')).toBe('Upgrading…');
+  // An agent of the control plane's version is offered nothing.
+  await openNode('lab-0');
+  expect(await page.locator('[data-testid="upgrade-agent"]').count()).toBe(0);
+  await gui.admin.delete('Node', 'old-agent');
+}, 60_000);
