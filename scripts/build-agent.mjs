@@ -139,17 +139,23 @@ step(
 );
 const blob = join(outDir, 'kubelab-agent.blob');
 const seaConfig = join(outDir, 'sea-config.json');
+// Paths relative to the output folder: the blob records the main script's path as given, and
+// an absolute one would make the executables differ with --out (and show the build machine's
+// folders in the agent's stack traces).
 writeFileSync(
   seaConfig,
   JSON.stringify({
-    main: bundle,
-    output: blob,
+    main: basename(bundle),
+    output: basename(blob),
     disableExperimentalSEAWarning: true,
     useCodeCache: false,
     useSnapshot: false,
   }),
 );
-execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { stdio: 'pipe' });
+execFileSync(process.execPath, ['--experimental-sea-config', basename(seaConfig)], {
+  cwd: outDir,
+  stdio: 'pipe',
+});
 
 const postject = join(root, 'node_modules', 'postject', 'dist', 'cli.js');
 const built = [];

@@ -175,6 +175,8 @@ it('the windows-x64 agent is a PE executable for x64 that carries the agent as i
   expect(data.readUInt32LE(0)).toBe(0x0143da20); // Node's single-executable blob magic
   // Without a code cache the blob holds the bundle as it is: this build's agent.
   expect(data.includes(readFileSync(join(out, 'kubelab-agent.cjs')))).toBe(true);
+  // …and not the folder it was built in: two builds of one tree give the same executables.
+  expect(data.includes(Buffer.from(out))).toBe(false);
 
   // Node looks for the fuse once at start: set (":1"), it runs the blob instead of being node.
   const fuse = bytes.indexOf(FUSE);
