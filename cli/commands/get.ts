@@ -23,6 +23,7 @@ import {
 import { formatTable, StreamingTable } from '../print/table.js';
 import { parseResourceArgs, type ResourceSelection } from '../resources.js';
 import type { Session } from '../session.js';
+import { fetchServerVersion } from '../../client/grpc/cluster.js';
 
 export interface GetOptions {
   output?: OutputFormat;
@@ -71,21 +72,37 @@ async function fetchSelection(
   return { info: sel.info, objects, resourceVersion: '' };
 }
 
-function tableOptions(opts: GetOptions, kindPrefix: boolean, now: number): TableOptions {
+function tableOptions(
+  opts: GetOptions,
+  kindPrefix: boolean,
+  now: number,
+  serverVersion?: string,
+): TableOptions {
   return {
     wide: opts.output === 'wide',
     namespaceColumn: opts.allNamespaces === true,
     showLabels: opts.showLabels === true,
     kindPrefix,
     now,
+    serverVersion,
   };
 }
 
-function printTables(io: Io, found: Found[], opts: GetOptions): void {
+/** The control plane's version, when a table of Nodes is to say which agents are older. */
+async function serverVersionFor(session: Session, kinds: string[]): Promise<string | undefined> {
+  if (!kinds.includes('Node')) return undefined;
+  try {
+    return (await fetchServerVersion(session.connectionOptions())).version;
+  } catch {
+    return undefined; // the table is still right without the marks
+  }
+}
+
+function printTables(io: Io, found: Found[], opts: GetOptions, serverVersion?: string): void {
   const nonEmpty = found.filter((f) => f.objects.length);
   const kindPrefix = found.length > 1;
   const blocks = nonEmpty.map((f) => {
-    const t = tableOptions(opts, kindPrefix, io.clock.now());
+    const t = tableOptions(opts, kindPrefix, io.clock.now(), serverVersion);
     const rows = f.objects.map((o) => tableRow(f.info, o, t));
     return formatTable(opts.headers ? [tableHeader(f.info, t), ...rows] : rows);
   });
@@ -111,7 +128,15 @@ async function get(session: Session, opts: GetOptions, args: string[]): Promise<
     if (items.length || format !== 'name')
       io.out(formatStructured(format, items, single && items.length === 1, opts.showManagedFields));
   } else {
-    printTables(io, found, opts);
+    printTables(
+      io,
+      found,
+      opts,
+      await serverVersionFor(
+        session,
+        found.map((f) => f.info.kind),
+      ),
+    );
   }
   for (const err of failures) io.err(`${formatError(err)}\n`);
   if (failures.length) throw new AlreadyReported();

@@ -83,6 +83,8 @@ export interface TableOptions {
   /** Names as kind/name (when several kinds print together). */
   kindPrefix: boolean;
   now: number;
+  /** The control plane's version, for agents older than it. */
+  serverVersion?: string;
 }
 
 export function tableHeader(info: KindInfo, opts: TableOptions): string[] {
@@ -95,7 +97,9 @@ export function tableHeader(info: KindInfo, opts: TableOptions): string[] {
 }
 
 export function tableRow(info: KindInfo, object: KubeObject, opts: TableOptions): string[] {
-  const cells = columnsFor(info.kind).cells(object, opts.now, opts.wide);
+  const cells = columnsFor(info.kind).cells(object, opts.now, opts.wide, {
+    serverVersion: opts.serverVersion,
+  });
   // Only tables whose first column is the name get the kind prefix (events' is LAST SEEN).
   if (opts.kindPrefix && columnsFor(info.kind).headers(false)[0] === 'NAME')
     cells[0] = objectRef(info, object);

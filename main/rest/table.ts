@@ -7,6 +7,7 @@
 import type { KindInfo } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
 import { columnsFor } from '../../client/print/columns/index.js';
+import { VERSION } from '../version.js';
 
 export interface TableRequest {
   /** meta.k8s.io/v1 or meta.k8s.io/v1beta1, as asked. */
@@ -73,7 +74,10 @@ export function tableOf(
     ...(options.headers === false ? {} : { columnDefinitions: definitions }),
     rows: objects.map((obj) => {
       const object = rowObject(obj, request);
-      return { cells: columns.cells(obj, now, wide), ...(object ? { object } : {}) };
+      return {
+        cells: columns.cells(obj, now, wide, { serverVersion: VERSION }),
+        ...(object ? { object } : {}),
+      };
     }),
   };
 }

@@ -204,3 +204,23 @@ it('drains a node: refuses while DaemonSet pods are there, then leaves only them
   expect((await c.admin.get('Node', 'nd-1')).spec?.unschedulable).toBe(true);
   expect((await podsOn('nd-0')).map((p) => p.metadata?.name)).toContain('stays');
 }, 90_000);
+
+it('marks a node whose agent is older than the control plane in labctl get nodes', async () => {
+  await c.admin.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'nd-old' } });
+  const created = await c.admin.get('Node', 'nd-old');
+  await c.admin.updateStatus({
+    ...created,
+    kind: 'Node',
+    status: { nodeInfo: { agentVersion: '0.0.9', kubeletVersion: 'v0.0.9-kubelab' } },
+  });
+  try {
+    const table = await c.run(['get', 'nodes', '-o', 'wide']);
+    const rows = tableCells(table.stdout);
+    const version = rows[0].indexOf('VERSION');
+    expect(rows.find((r) => r[0] === 'nd-old')?.[version]).toBe('v0.0.9-kubelab (older)');
+    expect(rows.find((r) => r[0] === 'nd-0')?.[version]).toBe('v0.1.0-kubelab');
+    expect(isAligned(table.stdout)).toBe(true);
+  } finally {
+    await c.admin.delete('Node', 'nd-old');
+  }
+});

@@ -1,9 +1,11 @@
 /**
  * Nodes: NAME STATUS ROLES AGE VERSION (wide: INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION
- * CONTAINER-RUNTIME), as kubectl's printNode. VERSION is the agent's.
+ * CONTAINER-RUNTIME), as kubectl's printNode. VERSION is the agent's, marked "(older)" when it is
+ * older than the control plane (its skew: it works, but should be upgraded).
  */
 import type { Node } from '../../api/types.js';
 import { ageOf } from '../age.js';
+import { agentSkew } from '../../api/agentversion.js';
 import { appendedHeaders, orNone, type KindColumns } from './types.js';
 
 const ROLE_PREFIX = 'node-role.kubernetes.io/';
@@ -44,13 +46,15 @@ export const nodeColumns: KindColumns<Node> = {
     ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION'],
     ['INTERNAL-IP', 'EXTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME'],
   ),
-  cells(node, now, wide) {
+  cells(node, now, wide, context) {
+    const version = nodeVersion(node);
+    const older = context?.serverVersion && agentSkew(node, context.serverVersion) === 'older';
     const cells = [
       node.metadata?.name ?? '',
       nodeStatus(node),
       nodeRoles(node),
       ageOf(node.metadata?.creationTimestamp, now),
-      nodeVersion(node),
+      older ? `${version} (older)` : version,
     ];
     if (!wide) return cells;
     const info = node.status?.nodeInfo;

@@ -5,7 +5,13 @@ export interface KindColumns<T = KubeObject> {
   /** The headers, with `-o wide`'s extra columns when `wide`. */
   headers(wide: boolean): string[];
   /** One object's cells, matching headers(wide); `now` is for ages. */
-  cells(object: T, now: number, wide: boolean): string[];
+  cells(object: T, now: number, wide: boolean, context?: PrintContext): string[];
+}
+
+/** What a table knows beside the objects. */
+export interface PrintContext {
+  /** The control plane's version: a node whose agent is older says so. */
+  serverVersion?: string;
 }
 
 /** kubectl prints missing values as <none>. */
