@@ -109,7 +109,10 @@ else
   esac
   file="kubelab-agent-$goos-$arch"
   echo "downloading $file from $server …"
-  fetch "agent/$file" "$work/kubelab-agent" || fail "$server has no $file: build the agents there with \`npm run build:agent\`"
+  if ! fetch "agent/$file" "$work/kubelab-agent"; then
+    [ "$goos" = darwin ] && fail "$server has no $file: kubelab builds no macOS executable (macOS needs it re-signed, which only a Mac can do); run the agent with Node there (see the README)"
+    fail "$server has no $file: build the agents there with \`npm run build:agent\`"
+  fi
   fetch "agent/$file.sha256" "$work/sum" || fail "$server has no checksum for $file"
   want="$(cut -c1-64 "$work/sum")"
   got="$(sha256 <"$work/kubelab-agent")"
