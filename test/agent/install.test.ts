@@ -50,7 +50,13 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  agent?.kill('SIGKILL');
+  if (agent?.pid) {
+    try {
+      process.kill(-agent.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
   admin?.close();
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -141,9 +147,11 @@ it('installs, says how to start the agent where no service manager runs, joins, 
   const start = first.stdout.trim().split('\n').at(-1)!.trim();
   expect(start).toMatch(/^sh -c '/);
   // INVOCATION_ID is what systemd gives a service: the agent may then exit to be restarted.
+  // Its own process group: the printed line is a shell running a shell, and both must go.
   agent = spawn('sh', ['-c', start], {
     env: { PATH: process.env.PATH, INVOCATION_ID: 'test' },
     stdio: 'ignore',
+    detached: true,
   });
   await eventually(
     async () => {

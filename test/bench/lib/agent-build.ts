@@ -15,12 +15,13 @@ import { REPO_ROOT } from './child.js';
 
 const run = promisify(execFile);
 
-/** The shipped build: `node scripts/build-agent.mjs --out <dir>`. */
+/** The shipped build of this machine's platform: `node scripts/build-agent.mjs --out <dir> --platforms linux-x64`. */
 export async function buildShippedAgent(
   outDir: string,
 ): Promise<{ exe: string; bundle: string; seconds: number }> {
   const t0 = performance.now();
-  await run(process.execPath, [join(REPO_ROOT, 'scripts/build-agent.mjs'), '--out', outDir], {
+  const args = [join(REPO_ROOT, 'scripts/build-agent.mjs'), '--out', outDir, '--platforms', 'linux-x64'];
+  await run(process.execPath, args, {
     cwd: REPO_ROOT,
     maxBuffer: 16 * 1024 * 1024,
   });
