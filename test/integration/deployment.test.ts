@@ -99,10 +99,16 @@ async function replicaSets(app: string): Promise<ReplicaSet[]> {
   return (await admin.list('ReplicaSet', { namespace: 'default', labelSelector: `app=${app}` })).items;
 }
 
+/** As kubectl set image: a strategic merge patch, which a concurrent status write cannot conflict with. */
 async function setImage(name: string, image: string): Promise<void> {
   const d = await get(name);
-  d.spec!.template!.spec!.containers![0].image = image;
-  await admin.update(d);
+  const container = d.spec!.template!.spec!.containers![0].name;
+  await admin.patch(
+    'Deployment',
+    name,
+    { spec: { template: { spec: { containers: [{ name: container, image }] } } } },
+    { namespace: 'default', type: 'strategic' },
+  );
 }
 
 /** Every pod ready and running `image`, and the status saying the rollout is done. */
@@ -155,9 +161,12 @@ it('brings up its pods through a ReplicaSet named by the pod-template-hash, and 
 }, 60_000);
 
 it('rolls an update out within maxSurge and maxUnavailable at every watch event', async () => {
-  const d = await get('web');
-  d.spec!.strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } };
-  await admin.update(d);
+  await admin.patch(
+    'Deployment',
+    'web',
+    { spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } } } },
+    { namespace: 'default' },
+  );
   // Watch pods and check the bounds on every event: at most 5 live pods, at least 3 ready.
   const live = new Map<string, Pod>();
   let maxLive = 0;
