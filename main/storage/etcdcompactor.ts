@@ -22,7 +22,7 @@
  * time; then the replica learns whose turn it is at once, and compacts one interval later.
  *
  * Under heavy writing, history is also bounded by count (retention.ts): every 15 seconds the
- * compactor notes etcd's revision, and once more than 10,000 revisions lie above the compacted
+ * compactor notes etcd's revision, and once more than 20,000 revisions lie above the compacted
  * one it takes a turn early, compacting to the revision of 75 seconds ago (the watch cache's
  * window), and counts the next regular round from then.
  */
