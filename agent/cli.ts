@@ -34,7 +34,7 @@ import { lockDataDir } from './datadirlock.js';
 import { machineRuntimes } from './pods/runtimes.js';
 import { HollowFleet } from './hollow.js';
 import { createAgentLogger } from './logger.js';
-import { runsAsExecutable, upgradeExecutable } from './upgrade.js';
+import { RESTART_SERVICE, runsAsExecutable, upgradeExecutable } from './upgrade.js';
 import { defaultMachineReader } from './machine/index.js';
 import { checkNodeIP } from './nodeip.js';
 
@@ -399,9 +399,9 @@ function restartInstalledAgent(): string {
     }
   };
   if (process.platform === 'linux' && tryRun(['systemctl', 'is-active', '--quiet', 'kubelab-agent'])) {
-    if (tryRun(['systemctl', 'restart', 'kubelab-agent'])) return 'restarted the kubelab-agent service';
+    if (tryRun([...RESTART_SERVICE.systemd])) return 'restarted the kubelab-agent service';
   }
-  if (process.platform === 'darwin' && tryRun(['launchctl', 'kickstart', '-k', 'system/io.kubelab.agent']))
+  if (process.platform === 'darwin' && tryRun([...RESTART_SERVICE.launchd]))
     return 'restarted the io.kubelab.agent daemon';
   return 'no kubelab-agent service runs here: restart the agent yourself to run the new version (its pods keep running)';
 }

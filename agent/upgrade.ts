@@ -118,13 +118,19 @@ export async function upgradeExecutable(options: UpgradeOptions): Promise<Upgrad
   }
 }
 
+/** How install.sh's service is restarted, per service manager. */
+export const RESTART_SERVICE = {
+  systemd: ['systemctl', 'restart', 'kubelab-agent'],
+  launchd: ['launchctl', 'kickstart', '-k', 'system/io.kubelab.agent'],
+} as const;
+
 /** The service manager this process runs under, if any, and how to restart it. */
 export function serviceManager(
   env: NodeJS.ProcessEnv = process.env,
 ): { name: string; restart: string[] } | undefined {
   // systemd sets INVOCATION_ID for a service's processes; launchd sets XPC_SERVICE_NAME.
-  if (env.INVOCATION_ID) return { name: 'systemd', restart: ['systemctl', 'restart', 'kubelab-agent'] };
+  if (env.INVOCATION_ID) return { name: 'systemd', restart: [...RESTART_SERVICE.systemd] };
   if (env.XPC_SERVICE_NAME?.startsWith('io.kubelab'))
-    return { name: 'launchd', restart: ['launchctl', 'kickstart', '-k', 'system/io.kubelab.agent'] };
+    return { name: 'launchd', restart: [...RESTART_SERVICE.launchd] };
   return undefined;
 }
