@@ -36,13 +36,16 @@ import type { Logger } from '../logging.js';
 import {
   COMPACT_REV_KEY,
   DEFAULT_COMPACTION_INTERVAL_MS,
+  COMPACT_SAMPLES_KEY,
   COMPACT_TIME_KEY,
+  formatSamples,
+  parseSamples,
   EtcdCompactor,
   type CompactionBackend,
   type CompactionClaim,
   type CompactionMark,
 } from './etcdcompactor.js';
-import type { HistoryBound } from './retention.js';
+import type { HistoryBound, RetentionSample } from './retention.js';
 import {
   StorageError,
   type KeyValue,
@@ -623,15 +626,23 @@ export class EtcdStorage implements Storage, CompactionBackend {
    * kube-apiserver's compactor turn (etcd3/compact.go): if compact_rev_key's version is
    * `expectVersion`, record `revision` in it, which bumps the version; else read it.
    */
-  async claimCompaction(expectVersion: number, revision: number, at: number): Promise<CompactionClaim> {
+  async claimCompaction(
+    expectVersion: number,
+    revision: number,
+    at: number,
+    samples: readonly RetentionSample[] = [],
+  ): Promise<CompactionClaim> {
     // Not under the prefix: compaction is global to the etcd cluster, and so is the turn.
     const key = Buffer.from(COMPACT_REV_KEY);
     const res = await this.txn(
       [{ key, target: CompareTarget.Version, result: CompareResult.Equal, version: expectVersion }],
       [
         { request_put: { key, value: Buffer.from(String(revision)) } },
-        // In the same transaction, so its mod revision says which turn it dates.
+        // In the same transaction, so their mod revision says which turn they date.
         { request_put: { key: Buffer.from(COMPACT_TIME_KEY), value: Buffer.from(String(at)) } },
+        {
+          request_put: { key: Buffer.from(COMPACT_SAMPLES_KEY), value: Buffer.from(formatSamples(samples)) },
+        },
       ],
       [{ request_range: { key } }],
       { op: `take a compaction turn (${COMPACT_REV_KEY})`, write: true },
@@ -653,16 +664,26 @@ export class EtcdStorage implements Storage, CompactionBackend {
   async readCompactionMark(): Promise<CompactionMark | undefined> {
     const turn = Buffer.from(COMPACT_REV_KEY);
     const time = Buffer.from(COMPACT_TIME_KEY);
-    const res = await this.txn([], [{ request_range: { key: turn } }, { request_range: { key: time } }], [], {
-      op: `read the last compaction turn (${COMPACT_REV_KEY}, ${COMPACT_TIME_KEY})`,
-    });
-    const [turnKv, timeKv] = res.responses.map((r) => r.response_range?.kvs?.[0]);
+    const samplesKey = Buffer.from(COMPACT_SAMPLES_KEY);
+    const res = await this.txn(
+      [],
+      [
+        { request_range: { key: turn } },
+        { request_range: { key: time } },
+        { request_range: { key: samplesKey } },
+      ],
+      [],
+      { op: `read the last compaction turn (${COMPACT_REV_KEY}, ${COMPACT_TIME_KEY})` },
+    );
+    const [turnKv, timeKv, samplesKv] = res.responses.map((r) => r.response_range?.kvs?.[0]);
     // A turn taken without the time (a kube-apiserver's) is newer than the time: not usable.
-    if (!turnKv || !timeKv || toRevision(turnKv.mod_revision) !== toRevision(timeKv.mod_revision))
-      return undefined;
+    const turnRevision = turnKv ? toRevision(turnKv.mod_revision) : 0;
+    if (!turnKv || !timeKv || turnRevision !== toRevision(timeKv.mod_revision)) return undefined;
     const at = Number(timeKv.value.toString('utf8'));
     if (!Number.isSafeInteger(at) || at <= 0) return undefined;
-    return { version: toRevision(turnKv.version), revision: toRevision(turnKv.mod_revision), at };
+    const samples =
+      samplesKv && toRevision(samplesKv.mod_revision) === turnRevision ? parseSamples(samplesKv.value) : [];
+    return { version: toRevision(turnKv.version), revision: turnRevision, at, samples };
   }
 
   /** Compaction metrics (kubelab_etcd_compactions_total, kubelab_etcd_compacted_revision). */

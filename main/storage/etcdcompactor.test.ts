@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../client/util/clock.js';
 import { startEtcd, type EtcdServer } from '../../test/support/etcd.js';
+import { expectEveryEventSince, HistoryWriter } from '../../test/support/history.js';
 import { openEtcdStorage, type EtcdStorage } from './etcd.js';
 import { EtcdCompactor, HISTORY_CHECK_MS, type CompactionBackend } from './etcdcompactor.js';
 import type { HistoryBound } from './retention.js';
@@ -156,34 +157,70 @@ describe('etcd compaction', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
-  it('after a restart under heavy writing, takes the next early turn from the last one, without waiting 75 s', async () => {
+  it('after a restart under heavy writing, goes on trimming at the first check, from the samples the last turn recorded', async () => {
     const clock = new FakeClock();
     const log = captureLogger();
     const bound = { maxRevisions: 300, minRetentionMs: 75_000 };
     let s = await open(clock, log.logger, INTERVAL, bound);
-    let rev = (await s.create('/k', '0')).modRevision;
-    const write = async (n: number) => {
-      for (let i = 0; i < n; i++) rev = (await s.update('/k', String(i), rev)).modRevision;
+    const w = new HistoryWriter(s);
+    // The revision the compactor notes at a check: a turn it takes moves etcd's revision on.
+    const check = async () => {
+      const noted = await s.currentRevision();
+      clock.advance(HISTORY_CHECK_MS);
+      w.note(clock.now(), noted);
+      await s.compaction?.idle();
     };
     try {
       await s.compaction?.idle();
-      for (let t = 0; t < 8 && log.compactions().length === 0; t++) {
-        await write(100);
+      // 100 revisions every 15 s: the last 75 s hold 500, more than the bound of 300.
+      for (let t = 0; t < 10; t++) {
+        await w.write(100);
+        await check();
+      }
+      expect(log.compactions().length).toBeGreaterThanOrEqual(2);
+      await s.close();
+      // Back 20 s later, still writing. The last turn alone is not 75 s old at the first check;
+      // the samples recorded with it are.
+      clock.advance(20_000);
+      s = await open(clock, log.logger, INTERVAL, bound);
+      w.store = s;
+      await s.compaction?.idle();
+      const before = log.compactions().length;
+      await w.write(100);
+      await check();
+      expect(log.compactions()).toHaveLength(before + 1);
+      const expected = Math.min(w.revision - 300, w.asOf(clock.now() - 75_000));
+      expect(expected).toBeGreaterThan(0);
+      expect(await s.compactedRevision()).toBe(expected);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('trims history to the bound when the last 75 s hold fewer revisions, whatever the 5 minutes hold', async () => {
+    const clock = new FakeClock();
+    const log = captureLogger();
+    const s = await open(clock, log.logger, INTERVAL, { maxRevisions: 300, minRetentionMs: 75_000 });
+    const w = new HistoryWriter(s);
+    try {
+      await s.compaction?.idle();
+      // 40 revisions every 15 s: 200 in the last 75 s, 800 in 5 minutes.
+      for (let t = 0; t < 20; t++) {
+        await w.write(40);
         clock.advance(HISTORY_CHECK_MS);
         await s.compaction?.idle();
+        const kept = w.revision - (await s.compactedRevision());
+        if (t >= 10) {
+          // Trimmed at every check to the newest 300: never more, and never much fewer.
+          expect(kept).toBeLessThanOrEqual(300);
+          expect(kept).toBeGreaterThanOrEqual(300 - 40);
+        }
       }
-      expect(log.compactions()).toHaveLength(1);
-      const lastTurn = await s.currentRevision();
-      await s.close();
-      // Restarted 80 s later, still writing: the first check (15 s in) compacts to the last turn.
-      clock.advance(80_000);
-      s = await open(clock, log.logger, INTERVAL, bound);
-      await s.compaction?.idle();
-      await write(100);
-      clock.advance(HISTORY_CHECK_MS);
-      await s.compaction?.idle();
-      expect(log.compactions()).toHaveLength(2);
-      expect(await s.compactedRevision()).toBe(lastTurn);
+      // Said once at info; the turns after it within the interval are debug lines.
+      const early = log.compactions();
+      expect(early.length).toBeGreaterThanOrEqual(5);
+      expect(early.filter((l) => Number(l.level) === 30)).toHaveLength(1);
+      await expectEveryEventSince(s, '/k', await s.compactedRevision(), w.revision);
     } finally {
       await s.close();
     }

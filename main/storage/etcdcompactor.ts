@@ -23,8 +23,10 @@
  *
  * Under heavy writing, history is also bounded by count (retention.ts): every 15 seconds the
  * compactor notes etcd's revision, and once more than 20,000 revisions lie above the compacted
- * one it takes a turn early, compacting to the revision of 75 seconds ago (the watch cache's
- * window), and counts the next regular round from then.
+ * one it takes a turn early, compacting to 20,000 below the current one (but never into the
+ * last 75 seconds, the watch cache's window), and counts the next regular round from then.
+ * Each turn records the compactor's recent samples too, so a restarted control plane goes on
+ * trimming at once.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../../client/util/clock.js';
@@ -32,6 +34,9 @@ import { createLogger, type Logger } from '../logging.js';
 import {
   boundedHistoryTarget,
   DEFAULT_HISTORY_BOUND,
+  PERSISTED_SAMPLES,
+  samplesToPersist,
+  usableSamples,
   type HistoryBound,
   type RetentionSample,
 } from './retention.js';
@@ -41,6 +46,34 @@ export const COMPACT_REV_KEY = 'compact_rev_key';
 
 /** When the last turn was taken (ms since the epoch), written with compact_rev_key. */
 export const COMPACT_TIME_KEY = 'kubelab_compact_time';
+
+/**
+ * The compactor's recent samples of etcd's revision, written with each turn: a control plane
+ * restarted under heavy writing knows at once which revision is `minRetentionMs` old.
+ */
+export const COMPACT_SAMPLES_KEY = 'kubelab_compact_samples';
+
+/** `at:rev` pairs, comma-separated (at most PERSISTED_SAMPLES of them). */
+export function formatSamples(samples: readonly RetentionSample[]): string {
+  return samplesToPersist(samples)
+    .map((s) => `${s.at}:${s.rev}`)
+    .join(',');
+}
+
+/** What formatSamples wrote; anything else in the key yields no samples. */
+export function parseSamples(value: Buffer): RetentionSample[] {
+  // PERSISTED_SAMPLES pairs of two safe integers take well under 2 KiB.
+  if (value.length > 2048) return [];
+  const pairs = value.toString('utf8').split(',', PERSISTED_SAMPLES + 1);
+  if (pairs.length > PERSISTED_SAMPLES) return [];
+  const samples: RetentionSample[] = [];
+  for (const pair of pairs) {
+    const m = /^(\d{1,16}):(\d{1,16})$/.exec(pair);
+    if (!m) return [];
+    samples.push({ at: Number(m[1]), rev: Number(m[2]) });
+  }
+  return samples;
+}
 
 /** kube-apiserver's --etcd-compaction-interval default. */
 export const DEFAULT_COMPACTION_INTERVAL_MS = 5 * 60_000;
@@ -68,6 +101,8 @@ export interface CompactionMark {
   revision: number;
   /** When it was taken (ms since the epoch). */
   at: number;
+  /** The samples of etcd's revision the turn's compactor had taken (oldest first). */
+  samples: RetentionSample[];
 }
 
 /** What the compactor needs of the store (EtcdStorage). */
@@ -76,7 +111,12 @@ export interface CompactionBackend {
    * If compact_rev_key's version equals `expectVersion`, records `revision` in it (which bumps
    * its version) and `at` beside it; otherwise reads it.
    */
-  claimCompaction(expectVersion: number, revision: number, at: number): Promise<CompactionClaim>;
+  claimCompaction(
+    expectVersion: number,
+    revision: number,
+    at: number,
+    samples?: readonly RetentionSample[],
+  ): Promise<CompactionClaim>;
   /** The last turn, if a kubelab control plane took it and no one has taken one since. */
   readCompactionMark(): Promise<CompactionMark | undefined>;
   /** Compacts etcd's history below `revision`; already compacted is success. */
@@ -108,6 +148,8 @@ export class EtcdCompactor {
   private pending = 0;
   /** etcd's revision every HISTORY_CHECK_MS, for the bound by count. */
   private samples: RetentionSample[] = [];
+  /** When an early turn was last logged at info. */
+  private earlyTurnReportedAt = -Infinity;
   private stopped = false;
   private logger: Logger | undefined;
   private knownCompacted = 0;
@@ -205,9 +247,15 @@ export class EtcdCompactor {
     }
     this.version = mark.version;
     this.seen = mark.revision;
-    // The last turn's time and revision are a sample for the bound by count: a control plane
-    // restarted under heavy writing need not wait the minimum retention to learn one.
-    if (mark.at <= this.options.clock.now()) this.samples.push({ at: mark.at, rev: mark.revision });
+    // The last turn's samples, its time and revision are samples for the bound by count: a
+    // control plane restarted under heavy writing need not wait the minimum retention to
+    // learn the revision that old.
+    this.samples = usableSamples(
+      [...mark.samples, { at: mark.at, rev: mark.revision }],
+      this.options.clock.now(),
+      0,
+      mark.revision,
+    );
     const wait = mark.at + interval - this.options.clock.now();
     this.log().debug(
       { version: mark.version, nextTarget: mark.revision, dueInMs: Math.max(0, wait) },
@@ -248,7 +296,8 @@ export class EtcdCompactor {
 
   /**
    * Notes etcd's revision; when history holds more than the bound, takes a turn early that
-   * keeps only the last minRetentionMs. Never throws: the next check tries again.
+   * trims it to the bound (never into the last minRetentionMs). Never throws: the next check
+   * tries again.
    */
   private async checkHistory(): Promise<void> {
     if (this.stopped) return;
@@ -265,7 +314,7 @@ export class EtcdCompactor {
       this.noteCompacted(await this.backend.compactedRevision());
       const target = boundedHistoryTarget(this.samples, now, revision, this.knownCompacted, bound);
       if (!target || this.stopped) return;
-      const claim = await this.backend.claimCompaction(this.version, target, now);
+      const claim = await this.backend.claimCompaction(this.version, target, now, this.samples);
       this.version = claim.version;
       this.seen = claim.revision;
       if (!claim.claimed) {
@@ -275,9 +324,12 @@ export class EtcdCompactor {
       await this.backend.compact(target);
       this.noteCompacted(target);
       this.compactions.inc({ result: 'succeeded' });
-      this.log().info(
+      // Under steady heavy writing a turn is taken every check: say so once an interval.
+      const quiet = now - this.earlyTurnReportedAt < this.options.intervalMs;
+      if (!quiet) this.earlyTurnReportedAt = now;
+      this.log()[quiet ? 'debug' : 'info'](
         { revision: target, currentRevision: revision, maxRevisions: bound.maxRevisions },
-        `compacted etcd's history early: more than ${bound.maxRevisions} revisions were kept; the last ${Math.round(bound.minRetentionMs / 1000)} s stay`,
+        `compacted etcd's history early: more than ${bound.maxRevisions} revisions were kept; the newest ${bound.maxRevisions} and at least the last ${Math.round(bound.minRetentionMs / 1000)} s stay`,
       );
       // The next regular round, one interval from now, compacts to this turn's revision.
       this.schedule(this.options.intervalMs);
@@ -290,7 +342,12 @@ export class EtcdCompactor {
   private async round(): Promise<void> {
     let claim: CompactionClaim;
     try {
-      claim = await this.backend.claimCompaction(this.version, this.seen, this.options.clock.now());
+      claim = await this.backend.claimCompaction(
+        this.version,
+        this.seen,
+        this.options.clock.now(),
+        this.samples,
+      );
     } catch (err) {
       // Nothing learnt: the next round repeats the same compare-and-swap (if this one was
       // applied after all, that one fails and learns the new version).

@@ -3,9 +3,10 @@
  * resume and for paged lists (kube-apiserver's compaction interval). Under heavy writing those
  * 5 minutes can hold hundreds of thousands of revisions, and a desktop app's disk pays for
  * them although the watch cache already serves every watcher from its own 75-second window:
- * so once the history holds more than `maxRevisions`, only the last `minRetentionMs` are kept
- * (etcd's own --auto-compaction-mode=revision bounds history by count the same way). A quiet
- * lab never reaches the bound and keeps its 5 minutes.
+ * so once the history holds more than `maxRevisions`, the oldest go until `maxRevisions` are
+ * left (etcd's own --auto-compaction-mode=revision), except that the last `minRetentionMs`
+ * always stay. Trimming to the bound rather than far below it keeps the history's size, and
+ * so the file's, steady. A quiet lab never reaches the bound and keeps its 5 minutes.
  */
 
 /** A revision the store had reached at a time (ms since the epoch). */
@@ -40,9 +41,10 @@ export function revisionAsOf(samples: readonly RetentionSample[], cutoff: number
 }
 
 /**
- * Where heavy writing moves the compaction to: the revision of `minRetentionMs` ago when more
- * than `maxRevisions` lie between `compacted` (where history starts, or will once a compaction
- * already decided on has run) and `revision`; otherwise 0.
+ * Where heavy writing moves the compaction to when more than `maxRevisions` lie between
+ * `compacted` (where history starts, or will once a compaction already decided on has run)
+ * and `revision`: `maxRevisions` below `revision`, or the revision of `minRetentionMs` ago if
+ * that is older; otherwise 0.
  */
 export function boundedHistoryTarget(
   samples: readonly RetentionSample[],
@@ -52,6 +54,40 @@ export function boundedHistoryTarget(
   bound: HistoryBound,
 ): number {
   if (bound.maxRevisions <= 0 || revision - compacted <= bound.maxRevisions) return 0;
-  const target = revisionAsOf(samples, now - bound.minRetentionMs);
+  const target = Math.min(revision - bound.maxRevisions, revisionAsOf(samples, now - bound.minRetentionMs));
   return target > compacted ? target : 0;
+}
+
+/** How many samples outlive a restart at most: the oldest, and the newest after it. */
+export const PERSISTED_SAMPLES = 32;
+
+/**
+ * The samples worth keeping across a restart: the oldest (the regular retention counts from
+ * it) and the newest (the bound's window needs the one `minRetentionMs` old).
+ */
+export function samplesToPersist(samples: readonly RetentionSample[]): RetentionSample[] {
+  if (samples.length <= PERSISTED_SAMPLES) return [...samples];
+  return [samples[0], ...samples.slice(samples.length - (PERSISTED_SAMPLES - 1))];
+}
+
+/**
+ * The persisted samples that still say something: none from the future (a clock set back),
+ * none a compaction has passed, none above the store's revision, in order of time and
+ * revision.
+ */
+export function usableSamples(
+  samples: readonly RetentionSample[],
+  now: number,
+  compacted: number,
+  revision: number,
+): RetentionSample[] {
+  const usable: RetentionSample[] = [];
+  for (const s of [...samples].sort((a, b) => a.at - b.at)) {
+    if (!Number.isSafeInteger(s.at) || !Number.isSafeInteger(s.rev)) continue;
+    if (s.at > now || s.rev <= compacted || s.rev > revision) continue;
+    const last = usable[usable.length - 1];
+    if (last && s.rev < last.rev) continue;
+    usable.push(s);
+  }
+  return usable;
 }

@@ -7,6 +7,7 @@
  */
 import Database from 'better-sqlite3';
 import type { KeyValue, StorageEvent } from './types.js';
+import { PERSISTED_SAMPLES } from './retention.js';
 
 export interface Row {
   rev: number;
@@ -31,8 +32,8 @@ export interface EngineState {
   revision: number;
   compactRev: number;
   compactProgress: number;
-  /** The oldest revision compaction still keeps, and when it was current (survives restarts). */
-  retentionMark?: { at: number; rev: number };
+  /** (time, revision) samples compaction counts its retention from (survive restarts). */
+  retentionSamples: Array<{ at: number; rev: number }>;
 }
 
 export interface Stats {
@@ -142,9 +143,7 @@ export class SqliteEngine {
       revision: this.revision,
       compactRev: meta.get('compact_rev') ?? 0,
       compactProgress: meta.get('compact_progress') ?? 0,
-      retentionMark: meta.has('retention_mark_at')
-        ? { at: meta.get('retention_mark_at')!, rev: meta.get('retention_mark_rev') ?? 0 }
-        : undefined,
+      retentionSamples: retentionSamplesIn(meta),
     };
   }
 
@@ -322,4 +321,32 @@ export class SqliteEngine {
   close(): void {
     this.db.close();
   }
+}
+
+/** kv_meta holds integers: the samples are a count and numbered pairs (setMeta's values). */
+export function retentionSamplesMeta(
+  samples: ReadonlyArray<{ at: number; rev: number }>,
+): Record<string, number> {
+  const values: Record<string, number> = { retention_samples: samples.length };
+  samples.forEach((s, i) => {
+    values[`retention_sample_${i}_at`] = s.at;
+    values[`retention_sample_${i}_rev`] = s.rev;
+  });
+  return values;
+}
+
+function retentionSamplesIn(meta: Map<string, number>): Array<{ at: number; rev: number }> {
+  const count = meta.get('retention_samples');
+  if (count === undefined) {
+    // A file written before samples were kept has the oldest one only.
+    const at = meta.get('retention_mark_at');
+    return at === undefined ? [] : [{ at, rev: meta.get('retention_mark_rev') ?? 0 }];
+  }
+  const samples: Array<{ at: number; rev: number }> = [];
+  for (let i = 0; i < Math.min(count, PERSISTED_SAMPLES); i++) {
+    const at = meta.get(`retention_sample_${i}_at`);
+    const rev = meta.get(`retention_sample_${i}_rev`);
+    if (at !== undefined && rev !== undefined) samples.push({ at, rev });
+  }
+  return samples;
 }

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { storageConformance } from '../../test/storage/conformance.js';
+import { expectEveryEventSince, HistoryWriter } from '../../test/support/history.js';
 import { openSqliteStorage, type SqliteStorage } from './sqlite.js';
 import { isStorageError } from './types.js';
 
@@ -142,46 +143,85 @@ describe('sqlite storage', () => {
     }
   });
 
-  it('keeps 5 minutes of history while writing is light, and only the last 75 s once history passes its bound', async () => {
-    const { dir, path } = tempDb();
-    let clock = 1_000_000;
+  /** A store on a file with a bound of 300 revisions, compacted when the test ticks. */
+  async function boundedStore(path: string, now: () => number) {
     const s = await openSqliteStorage({
       path,
       compactIntervalMs: 0,
       retentionMs: 5 * 60_000,
       historyBound: { maxRevisions: 300, minRetentionMs: 75_000 },
-      now: () => clock,
+      now,
     });
-    const tick = () => (s as unknown as { compactOnTimer(): Promise<void> }).compactOnTimer();
-    const seen: Array<{ at: number; rev: number }> = [];
-    let rev = (await s.create('/k', '0')).modRevision;
-    const write = async (n: number) => {
-      for (let i = 0; i < n; i++) rev = (await s.update('/k', String(i), rev)).modRevision;
+    return { s, tick: () => (s as unknown as { compactOnTimer(): Promise<void> }).compactOnTimer() };
+  }
+
+  it('keeps 5 minutes of history while writing is light, and the last 75 s once those hold more than the bound', async () => {
+    const { dir, path } = tempDb();
+    let clock = 1_000_000;
+    const { s, tick } = await boundedStore(path, () => clock);
+    const w = new HistoryWriter(s);
+    const step = async (n: number) => {
+      await w.write(n);
+      clock += 30_000;
+      w.note(clock, w.revision);
+      await tick();
     };
-    const asOf = (cutoff: number) => Math.max(0, ...seen.filter((x) => x.at <= cutoff).map((x) => x.rev));
     try {
       // Light: 20 writes a tick (30 s) stay under the bound, so 5 minutes are kept.
-      for (let t = 0; t < 14; t++) {
-        await write(20);
-        clock += 30_000;
-        seen.push({ at: clock, rev });
-        await tick();
-      }
-      expect(await s.compactedRevision()).toBe(asOf(clock - 5 * 60_000));
-      // Heavy: 150 writes a tick pass the bound of 300; the history shrinks to about 75 s.
+      for (let t = 0; t < 14; t++) await step(20);
+      expect(await s.compactedRevision()).toBe(w.asOf(clock - 5 * 60_000));
+      // Heavy: 150 writes a tick, 375 in 75 s, pass the bound of 300; the last 75 s stay.
       for (let t = 0; t < 6; t++) {
-        await write(150);
-        clock += 30_000;
-        seen.push({ at: clock, rev });
-        await tick();
+        await step(150);
         const compacted = await s.compactedRevision();
-        expect(compacted).toBeLessThanOrEqual(asOf(clock - 75_000));
-        expect(rev - compacted).toBeLessThanOrEqual(300 + 150);
+        expect(compacted).toBeLessThanOrEqual(w.asOf(clock - 75_000));
+        expect(w.revision - compacted).toBeLessThanOrEqual(300 + 150);
       }
-      expect(await s.compactedRevision()).toBe(asOf(clock - 75_000));
+      expect(await s.compactedRevision()).toBe(w.asOf(clock - 75_000));
       // A watcher that resumes within the 75 s still gets every event.
-      const from = asOf(clock - 75_000);
+      const from = w.asOf(clock - 75_000);
       expect((await s.list('/', { revision: from })).items).toHaveLength(1);
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('under heavy writing trims history to the bound at every tick, and after a restart goes on at the first tick', async () => {
+    const { dir, path } = tempDb();
+    let clock = 1_000_000;
+    let { s, tick } = await boundedStore(path, () => clock);
+    const w = new HistoryWriter(s);
+    const step = async (n: number) => {
+      await w.write(n);
+      clock += 15_000;
+      w.note(clock, w.revision);
+      await tick();
+    };
+    try {
+      // 40 writes every 15 s: 200 in the last 75 s, 800 in 5 minutes; the newest 300 stay.
+      for (let t = 0; t < 20; t++) {
+        await step(40);
+        if (t >= 10) {
+          const kept = w.revision - (await s.compactedRevision());
+          expect(kept).toBeLessThanOrEqual(300);
+          expect(kept).toBeGreaterThanOrEqual(300 - 40);
+        }
+      }
+      // 100 every 15 s: the last 75 s hold 500, and all of them stay.
+      for (let t = 0; t < 8; t++) await step(100);
+      expect(await s.compactedRevision()).toBe(w.asOf(clock - 75_000));
+      await s.close();
+      // Back 20 s later, still writing: the samples kept in the file say at once which
+      // revision is 75 s old, so the first tick trims.
+      clock += 20_000;
+      ({ s, tick } = await boundedStore(path, () => clock));
+      w.store = s;
+      const reopened = await s.compactedRevision();
+      await step(100);
+      expect(await s.compactedRevision()).toBe(w.asOf(clock - 75_000));
+      expect(await s.compactedRevision()).toBeGreaterThan(reopened);
+      await expectEveryEventSince(s, '/k', await s.compactedRevision(), w.revision);
     } finally {
       await s.close();
       rmSync(dir, { recursive: true, force: true });

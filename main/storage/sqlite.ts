@@ -19,11 +19,20 @@ import { createLogger, type Logger } from '../logging.js';
 import { takeLock } from './lockfile.js';
 import {
   boundedHistoryTarget,
+  samplesToPersist,
+  usableSamples,
   DEFAULT_HISTORY_BOUND,
   type HistoryBound,
   type RetentionSample,
 } from './retention.js';
-import { SqliteEngine, type EngineState, type Outcome, type Stats, type WriteOp } from './sqlite-engine.js';
+import {
+  retentionSamplesMeta,
+  SqliteEngine,
+  type EngineState,
+  type Outcome,
+  type Stats,
+  type WriteOp,
+} from './sqlite-engine.js';
 import {
   prefixEnd,
   StorageError,
@@ -245,14 +254,15 @@ export class SqliteStorage implements Storage {
   private tidyPending = false;
   private logger: Logger | undefined;
   /**
-   * (time, revision) samples: compaction keeps everything newer than `retentionMs`. The oldest
-   * is kept in the file, so that a store opened and closed more often than `retentionMs` (a
-   * desktop app) still compacts.
+   * (time, revision) samples: compaction keeps everything newer than `retentionMs`, and under
+   * heavy writing the last `historyBound.minRetentionMs`. They are kept in the file, so that a
+   * store opened and closed more often than either (a desktop app, a restart under load)
+   * compacts on schedule instead of counting again from its start.
    */
-  private readonly samples: RetentionSample[] = [];
-  /** The oldest sample as the file has it (or as it is being written). */
-  private retentionMarkWritten: RetentionSample | undefined;
-  private retentionMarkWrite: Promise<void> = Promise.resolve();
+  private samples: RetentionSample[] = [];
+  /** The samples as the file has them (or as they are being written). */
+  private samplesWritten: readonly RetentionSample[] = [];
+  private samplesWrite: Promise<void> = Promise.resolve();
 
   private constructor(
     options: SqliteStorageOptions,
@@ -271,13 +281,10 @@ export class SqliteStorage implements Storage {
     this.compactProgress = Math.min(state.compactProgress, state.compactRev);
     this.logger = options.logger;
     const now = this.now();
-    const mark = state.retentionMark;
-    // The window counted before the last close goes on; a mark from a clock set back, or one
-    // compaction has passed, says nothing.
-    if (mark && mark.at <= now && mark.rev > this.compactRev && mark.rev <= this.revision) {
-      this.samples.push(mark);
-      this.retentionMarkWritten = mark;
-    }
+    // The windows counted before the last close go on; samples from a clock set back, or that
+    // a compaction has passed, say nothing.
+    this.samples = usableSamples(state.retentionSamples, now, this.compactRev, this.revision);
+    this.samplesWritten = [...this.samples];
     this.samples.push({ at: now, rev: this.revision });
     // A compaction interrupted by a crash resumes where it stopped (and, should that fail,
     // on the next tick).
@@ -555,7 +562,7 @@ export class SqliteStorage implements Storage {
       target = bounded;
       while (this.samples.length > 1 && this.samples[0].rev <= target) this.samples.shift();
     }
-    this.writeRetentionMark();
+    this.writeSamples();
     // Also when nothing new is due: a round that failed left work behind.
     const unfinished = this.compactProgress < this.compactRev || this.tidyPending;
     if (this.closed || (target <= this.compactRev && !unfinished)) return Promise.resolve();
@@ -563,22 +570,23 @@ export class SqliteStorage implements Storage {
     return this.compactRound(goal).catch((err: unknown) => this.compactionFailed(err, goal));
   }
 
-  private writeRetentionMark(): void {
-    const mark = this.samples[0];
-    const written = this.retentionMarkWritten;
-    if (this.closed || (written?.at === mark.at && written.rev === mark.rev)) return;
-    this.retentionMarkWritten = mark;
-    this.retentionMarkWrite = this.writer
-      .setMeta({ retention_mark_at: mark.at, retention_mark_rev: mark.rev })
-      .catch((err: unknown) => {
-        // Only the schedule is at stake: the next tick writes it again.
-        this.retentionMarkWritten = undefined;
-        if (this.closed) return;
-        this.log().warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          "could not record where the store's history starts; the next compaction tick tries again (check free disk space and file permissions)",
-        );
-      });
+  private writeSamples(): void {
+    const samples = samplesToPersist(this.samples);
+    const written = this.samplesWritten;
+    const same =
+      written.length === samples.length &&
+      samples.every((s, i) => s.at === written[i].at && s.rev === written[i].rev);
+    if (this.closed || same) return;
+    this.samplesWritten = samples;
+    this.samplesWrite = this.writer.setMeta(retentionSamplesMeta(samples)).catch((err: unknown) => {
+      // Only the schedule is at stake: the next tick writes it again.
+      this.samplesWritten = [];
+      if (this.closed) return;
+      this.log().warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "could not record where the store's history starts; the next compaction tick tries again (check free disk space and file permissions)",
+      );
+    });
   }
 
   private compactionFailed(err: unknown, target: number): void {
@@ -611,7 +619,7 @@ export class SqliteStorage implements Storage {
     this.closed = true;
     if (this.compactTimer) clearInterval(this.compactTimer);
     await this.compacting.catch(() => undefined);
-    await this.retentionMarkWrite;
+    await this.samplesWrite;
     for (const w of this.watchers) w.cancelled = true;
     this.watchers.clear();
     if (this.reader !== undefined) {
