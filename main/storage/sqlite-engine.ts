@@ -303,9 +303,18 @@ export class SqliteEngine {
       .immediate();
   }
 
-  /** After a compaction: give freed pages back and keep the WAL from growing. */
+  /**
+   * After a compaction: give freed pages back once they are more than a quarter of the file
+   * (down to a tenth of what is in use), and keep the WAL from growing. Fewer are kept for the
+   * next writes: a store trimmed every
+   * few seconds would otherwise shrink the file only to grow it again at once.
+   */
   tidy(): void {
-    this.db.pragma('incremental_vacuum(2000)');
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    // At most 2000 pages (8 MiB) a round: the writes queued behind it wait for it.
+    const keep = Math.floor((pages - free) / 10);
+    if (free * 4 > pages) this.db.pragma(`incremental_vacuum(${Math.min(2000, free - keep)})`);
     this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 

@@ -96,6 +96,38 @@ describe('sqlite storage', () => {
     }
   });
 
+  it('gives freed pages back once they are a quarter of the file, and keeps fewer for the next writes', async () => {
+    const { dir, path } = tempDb();
+    const s = await openSqliteStorage({ path, compactIntervalMs: 0 });
+    const value = 'x'.repeat(1000);
+    try {
+      const revs = new Map<string, number>();
+      for (let i = 0; i < 2000; i++) revs.set(`/k/${i}`, (await s.create(`/k/${i}`, value)).modRevision);
+      // Churn on a tenth of the keys: the pages it frees are reused, the file does not move.
+      await s.compact(await s.currentRevision());
+      const settled = (await s.stats()).pageCount;
+      for (let round = 0; round < 5; round++) {
+        for (let i = 0; i < 200; i++)
+          revs.set(`/k/${i}`, (await s.update(`/k/${i}`, value, revs.get(`/k/${i}`)!)).modRevision);
+        await s.compact(await s.currentRevision());
+        const { pageCount, freelist } = await s.stats();
+        expect(pageCount).toBeLessThanOrEqual(settled * 1.15);
+        // Kept for the next round's writes rather than given back and taken again.
+        expect(freelist).toBeGreaterThan(0);
+        expect(freelist * 4).toBeLessThanOrEqual(pageCount);
+      }
+      // Most keys deleted: the file gives the space back.
+      for (let i = 0; i < 1800; i++) await s.delete(`/k/${i}`);
+      await s.compact(await s.currentRevision());
+      const after = await s.stats();
+      expect(after.pageCount).toBeLessThan(settled / 2);
+      expect(after.freelist * 4).toBeLessThanOrEqual(after.pageCount);
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps compacting when it is closed and reopened more often than its retention (a desktop app)', async () => {
     const { dir, path } = tempDb();
     const minute = 60_000;
