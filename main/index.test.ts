@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { kindInfo } from '../client/api/kinds.js';
-import type { BridgeMessage } from '../client/bridge/protocol.js';
+import { watchEventsIn, type BridgeMessage } from '../client/bridge/protocol.js';
 import { objectKey } from './apiserver/codec.js';
 import { BRIDGE_CHANNEL, RESUME_CHANNEL } from './bridge/channels.js';
 import { ControlPlane } from './controlplane.js';
@@ -244,7 +244,7 @@ describe('the Electron shell', () => {
       options: { resourceVersion: '0' },
     });
     await vi.waitFor(() =>
-      expect(contents.messages('page-1').some((m) => m.id === 2 && m.op === 'event')).toBe(true),
+      expect(contents.messages('page-1').some((m) => m.id === 2 && watchEventsIn(m).length > 0)).toBe(true),
     );
 
     fromRenderer(contents, 'page-1', 'not a message');
@@ -265,7 +265,9 @@ describe('the Electron shell', () => {
       kind: 'Namespace',
       options: { resourceVersion: '0' },
     });
-    await vi.waitFor(() => expect(contents.messages('page-a').some((m) => m.op === 'event')).toBe(true));
+    await vi.waitFor(() =>
+      expect(contents.messages('page-a').some((m) => watchEventsIn(m).length > 0)).toBe(true),
+    );
 
     powerEvents.get('resume')!();
     await vi.waitFor(() =>
@@ -289,7 +291,9 @@ describe('the Electron shell', () => {
       kind: 'Namespace',
       options: { resourceVersion: '0' },
     });
-    await vi.waitFor(() => expect(contents.messages('old').some((m) => m.op === 'event')).toBe(true));
+    await vi.waitFor(() =>
+      expect(contents.messages('old').some((m) => watchEventsIn(m).length > 0)).toBe(true),
+    );
     const oldCount = contents.messages('old').length;
 
     // The page reloads: its new preload script has a new page id.
@@ -299,7 +303,9 @@ describe('the Electron shell', () => {
       kind: 'Namespace',
       options: { resourceVersion: '0' },
     });
-    await vi.waitFor(() => expect(contents.messages('new').some((m) => m.op === 'event')).toBe(true));
+    await vi.waitFor(() =>
+      expect(contents.messages('new').some((m) => watchEventsIn(m).length > 0)).toBe(true),
+    );
     fromRenderer(contents, 'new', {
       id: 2,
       op: 'create',
@@ -308,7 +314,7 @@ describe('the Electron shell', () => {
     const sawIt = (page: string) =>
       contents
         .messages(page)
-        .some((m) => m.op === 'event' && m.event.object.metadata?.name === 'after-reload');
+        .some((m) => watchEventsIn(m).some((e) => e.object.metadata?.name === 'after-reload'));
     await vi.waitFor(() => expect(sawIt('new')).toBe(true));
     expect(sawIt('old')).toBe(false);
     expect(contents.messages('old')).toHaveLength(oldCount);

@@ -66,6 +66,8 @@ export type BridgeMessage =
   | { id: number; op: 'result'; value: unknown }
   | { id: number; op: 'error'; error: BridgeError }
   | { id: number; op: 'event'; event: WatchEvent }
+  /** Watch events that were ready together, in order (a busy server's, in one message). */
+  | { id: number; op: 'events'; events: WatchEvent[] }
   /** A piece of a log, as UTF-8 text. */
   | { id: number; op: 'data'; chunk: string }
   /** A stream ended: normally, or with an error (e.g. Expired: list again). */
@@ -144,4 +146,11 @@ export interface BridgeHello {
   /** The identity the bridge acts as (admin in the desktop app, the token's user in browser mode). */
   user: string;
   server: { listen: string; dataDir?: string; store: string };
+}
+
+/** The watch events a message carries, in order (none for a message that is not one). */
+export function watchEventsIn(message: BridgeMessage): WatchEvent[] {
+  if (message.op === 'event') return [message.event];
+  if (message.op === 'events') return message.events;
+  return [];
 }

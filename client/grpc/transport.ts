@@ -109,7 +109,9 @@ export class GrpcTransport implements Transport {
       this.connection.client as unknown as {
         watch(r: unknown, md: grpc.Metadata): grpc.ClientReadableStream<WireWatchEvent>;
       }
-    ).watch(req, this.connection.metadata());
+    )
+      // This reader takes events in batches (WatchEvent.following).
+      .watch({ ...req, allowBatches: true }, this.connection.metadata());
     let cancelled = false;
     let ended = false;
     const finish = (err?: ApiError) => {
@@ -147,24 +149,31 @@ export class GrpcTransport implements Transport {
         }
       };
       call.on('metadata', start);
-      call.on('data', (ev: WireWatchEvent) => {
-        start();
+      /** Hands one event to the sink; false when the sink refused it and the watch is over. */
+      const deliver = (ev: WireWatchEvent): boolean => {
         const object = objectIn(ev.object);
         if (ev.type === 'BOOKMARK') {
           sink.bookmark(
             object.metadata?.resourceVersion ?? '',
             object.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true',
           );
-        } else if (!sink.event(ev.type as 'ADDED' | 'MODIFIED' | 'DELETED', object)) {
-          cancelled = true;
-          call.cancel();
-          finish(
-            new ApiError(
-              'Unavailable',
-              'the watch was stopped because events were not consumed fast enough; watch again from the last resourceVersion',
-            ),
-          );
+          return true;
         }
+        if (sink.event(ev.type as 'ADDED' | 'MODIFIED' | 'DELETED', object)) return true;
+        cancelled = true;
+        call.cancel();
+        finish(
+          new ApiError(
+            'Unavailable',
+            'the watch was stopped because events were not consumed fast enough; watch again from the last resourceVersion',
+          ),
+        );
+        return false;
+      };
+      call.on('data', (ev: WireWatchEvent) => {
+        start();
+        if (ended || !deliver(ev)) return;
+        for (const next of ev.following ?? []) if (ended || !deliver(next)) return;
       });
       call.on('error', (err: grpc.ServiceError) => {
         if (cancelled) return finish();

@@ -6,7 +6,7 @@
  */
 import { ApiError, echo, isAlreadyExists } from '../../client/api/errors.js';
 import { KINDS } from '../../client/api/kinds.js';
-import type { KubeObject } from '../../client/api/types.js';
+import type { KubeObject, WatchEvent } from '../../client/api/types.js';
 import type {
   BridgeError,
   BridgeHello,
@@ -17,6 +17,7 @@ import type {
 import type { Client } from '../../client/client.js';
 import { parseJson } from '../../client/parse/json.js';
 import { DEFAULT_PARSE_LIMITS, SyntaxParseError, type ParseLimits } from '../../client/parse/limits.js';
+import { TurnBatcher } from '../../client/util/turnbatcher.js';
 import { parseApiError } from '../apiserver/manifests.js';
 import { MAX_TTL_SECONDS } from './guiops.js';
 
@@ -27,6 +28,16 @@ const MESSAGE_LIMITS: ParseLimits = {
   ...DEFAULT_PARSE_LIMITS,
   maxBytes: 4 * 1024 * 1024,
   maxDepth: DEFAULT_PARSE_LIMITS.maxDepth + 2,
+};
+
+/**
+ * A watch's events cross the bridge at most 500, or about 256 KiB of JSON, to a message: small
+ * enough that a GUI that falls behind is noticed (bridgeSender) before much is queued for it.
+ */
+const BRIDGE_BATCH = {
+  maxItems: 500,
+  maxSize: 256 * 1024,
+  sizeOf: (event: WatchEvent) => JSON.stringify(event).length,
 };
 
 /** A message the GUI sent that cannot be read, and the id it led with (0 if none can be seen). */
@@ -210,6 +221,7 @@ export class BridgeSession {
       stopped = true;
     };
     this.streams.set(req.id, () => stop());
+    let batch: TurnBatcher<WatchEvent> | undefined;
     try {
       if (req.op === 'watch') {
         const watch = await this.client.watch(req.kind, req.options);
@@ -218,11 +230,21 @@ export class BridgeSession {
           watch.stop();
         };
         if (stopped) watch.stop();
+        // Events ready in the same turn cross the bridge as one message.
+        batch = new TurnBatcher<WatchEvent>((events) => {
+          if (stopped) return;
+          this.reply(
+            events.length === 1
+              ? { id: req.id, op: 'event', event: events[0] }
+              : { id: req.id, op: 'events', events },
+          );
+        }, BRIDGE_BATCH);
         for await (const event of watch) {
           // Once stopped, what the watch still holds is not wanted (cancel) or not affordable.
           if (stopped) break;
-          this.reply({ id: req.id, op: 'event', event });
+          batch.add(event);
         }
+        batch.flush();
       } else {
         const logs = await this.client.logs(req.namespace, req.name, req.options);
         stop = () => {
@@ -239,6 +261,7 @@ export class BridgeSession {
       const error = this.endErrors.get(req.id);
       this.reply(error ? { id: req.id, op: 'end', error } : { id: req.id, op: 'end' });
     } catch (err) {
+      batch?.flush();
       this.reply({ id: req.id, op: 'end', error: toBridgeError(err) });
     } finally {
       this.streams.delete(req.id);

@@ -92,7 +92,7 @@ export function bridgeSender(
   return (message) => {
     if (socket.readyState !== WebSocket.OPEN) return;
     const data = JSON.stringify(message);
-    if (message.op === 'event' || message.op === 'data') {
+    if (message.op === 'event' || message.op === 'events' || message.op === 'data') {
       socket.send(data);
       const behind = socket.bufferedAmount - repliesUnsent;
       if (behind > maxBufferedBytes) onBehind(behind);

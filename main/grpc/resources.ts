@@ -16,6 +16,7 @@ import type {
   PatchRequest,
   WatchRequest,
 } from '../../client/api/types.js';
+import { TurnBatcher } from '../../client/util/turnbatcher.js';
 import type { Logger } from '../logging.js';
 import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
 import { kindOf } from '../apiserver/requests.js';
@@ -24,7 +25,7 @@ import type { TokenStore } from './tokens.js';
 import { identityOf, rejectMalformed, unaryHandlers } from './handlers.js';
 import { logsHandler } from './logs.js';
 import { revokedError } from './revocations.js';
-import { encodedObject, encodeList, encodeWatchEvent, toServiceError } from './wire.js';
+import { encodedObject, encodeList, encodeWatchBatch, encodeWatchEvent, toServiceError } from './wire.js';
 import { writeRequestOf, type WriteEnvelope } from './writeenvelope.js';
 
 /**
@@ -32,6 +33,9 @@ import { writeRequestOf, type WriteEnvelope } from './writeenvelope.js';
  * initial events and replayed history, which are the answer it asked for) waits to be sent.
  */
 const DEFAULT_WATCH_BUFFER_BYTES = 64 * 1024 * 1024;
+
+/** A watch's batch goes out at the end of the turn, or once it holds 1,000 events or 1 MiB. */
+const WATCH_BATCH = { maxItems: 1000, maxSize: 1024 * 1024, sizeOf: (b: Buffer) => b.length };
 
 /** The answer to a unary call: the object's wire bytes (shared with watchers when cached). */
 function objectOut(obj: KubeObject): Buffer {
@@ -57,8 +61,13 @@ export function resourcesHandlers(
       forgetRevocation();
       stop?.();
     });
+    /** Sends what a batch still holds, before the call ends. */
+    let flushPending = (): void => undefined;
     const fail = (err: ApiError) => {
-      if (!stopped) call.emit('error', toServiceError(err));
+      if (!stopped) {
+        flushPending();
+        call.emit('error', toServiceError(err));
+      }
       stopped = true;
       forgetRevocation();
     };
@@ -78,11 +87,21 @@ export function resourcesHandlers(
       // answer it asked for, however large, not counted.
       let established = false;
       let queuedBytes = 0;
-      const send = (bytes: Buffer) => {
+      const write = (bytes: Buffer) => {
+        // A batch's turn may come after the client went away.
+        if (stopped) return;
         if (!established) return void call.write(bytes);
         queuedBytes += bytes.length;
         call.write(bytes, () => (queuedBytes -= bytes.length));
       };
+      // grpc-js sends a stream's messages a couple per turn of the event loop, so a watcher
+      // that gets one message per event falls behind a busy server. Events ready in the same
+      // turn go out together to a client that reads batches.
+      const batch = req.allowBatches
+        ? new TurnBatcher<Buffer>((events) => write(encodeWatchBatch(events)), WATCH_BATCH)
+        : undefined;
+      const send = (bytes: Buffer) => (batch ? batch.add(bytes) : write(bytes));
+      flushPending = () => batch?.flush();
       const sink: WatchSink = {
         event(type, entry) {
           if (stopped) return false;
@@ -106,6 +125,7 @@ export function resourcesHandlers(
           if (stopped) return;
           if (err) fail(err);
           else {
+            flushPending();
             stopped = true;
             forgetRevocation();
             call.end();

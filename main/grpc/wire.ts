@@ -163,6 +163,20 @@ export function encodeWatchEvent(ev: OutgoingWatchEvent): Buffer {
   return buf;
 }
 
+/**
+ * Several encoded WatchEvents as one: the first, with the others as its `following` (field 3).
+ * Protobuf merges fields of concatenated bytes, so appending the fields is the whole encoding.
+ */
+export function encodeWatchBatch(events: readonly Buffer[]): Buffer {
+  if (events.length === 1) return events[0];
+  let size = events[0].length;
+  for (let i = 1; i < events.length; i++) size += fieldLength(events[i].length);
+  const buf = Buffer.allocUnsafe(size);
+  let pos = events[0].copy(buf, 0);
+  for (let i = 1; i < events.length; i++) pos = writeField(buf, pos, 26, events[i]);
+  return buf;
+}
+
 function encodeBookmark(ev: Extract<OutgoingWatchEvent, { type: 'BOOKMARK' }>): Buffer {
   const info = resolveKind(ev.kind)!;
   const object = {

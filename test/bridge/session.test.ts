@@ -1,6 +1,7 @@
 /** BridgeSession's message checks, and ending its streams from the server's side. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BridgeMessage } from '../../client/bridge/protocol.js';
+import { kindInfo } from '../../client/api/kinds.js';
+import { watchEventsIn, type BridgeMessage } from '../../client/bridge/protocol.js';
 import { bridgeHello } from '../../main/bridge/hello.js';
 import { BridgeSession, malformed } from '../../main/bridge/session.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
@@ -108,7 +109,10 @@ describe('BridgeSession', () => {
     const { session, sent } = open();
     session.handle({ id: 1, op: 'watch', kind: 'Namespace', options: { resourceVersion: '0' } });
     session.handle({ id: 2, op: 'watch', kind: 'Node' });
-    await eventually(() => sent.some((m) => m.id === 1 && m.op === 'event'), 'the first watch to start');
+    await eventually(
+      () => sent.some((m) => m.id === 1 && watchEventsIn(m).length > 0),
+      'the first watch to start',
+    );
     const error = { reason: 'TooManyRequests', message: 'behind' };
     session.endStreams(error);
     await eventually(() => sent.filter((m) => m.op === 'end').length === 2, 'both streams to end');
@@ -120,6 +124,35 @@ describe('BridgeSession', () => {
     );
     session.handle({ id: 3, op: 'hello' });
     await eventually(() => sent.some((m) => m.id === 3 && m.op === 'result'), 'hello');
+    session.close();
+  });
+
+  it('sends a burst of changes in few messages, in order, each at most 500 events or about 256 KiB', async () => {
+    const { session, sent } = open();
+    const client = tcp.cp.client();
+    const rv = (await client.list('Namespace')).resourceVersion;
+    const cache = tcp.cp.api.cacher.cache(kindInfo('Namespace'));
+    const before = cache.watcherCount;
+    session.handle({ id: 1, op: 'watch', kind: 'Namespace', options: { resourceVersion: rv } });
+    await eventually(() => cache.watcherCount > before, 'the watch to start');
+    const names = Array.from({ length: 150 }, (_, i) => `burst-${String(i).padStart(3, '0')}`);
+    await Promise.all(
+      names.map((name) => client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
+    );
+    const seen = () => sent.filter((m) => m.id === 1).flatMap(watchEventsIn);
+    await eventually(() => seen().length === 150, 'every namespace to be seen');
+    const rvs = seen().map((e) => Number(e.object.metadata?.resourceVersion));
+    expect(rvs).toEqual([...rvs].sort((a, b) => a - b));
+    expect(
+      seen()
+        .map((e) => e.object.metadata?.name)
+        .sort(),
+    ).toEqual(names);
+    const messages = sent.filter((m) => m.id === 1);
+    expect(messages.length).toBeLessThan(150);
+    expect(messages.some((m) => m.op === 'events')).toBe(true);
+    expect(messages.every((m) => watchEventsIn(m).length <= 500)).toBe(true);
+    expect(messages.every((m) => JSON.stringify(m).length < 300 * 1024)).toBe(true);
     session.close();
   });
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kindInfo } from '../../client/api/kinds.js';
 import type { KubeObject, ListResult, WatchEvent } from '../../client/api/types.js';
-import type { BridgeHello, BridgeMessage } from '../../client/bridge/protocol.js';
+import { watchEventsIn, type BridgeHello, type BridgeMessage } from '../../client/bridge/protocol.js';
 import { ensureUiToken } from '../../main/bridge/uitoken.js';
 import { TOKEN_DELETED } from '../../main/bridge/websocket.js';
 import { eventually } from '../support/wait.js';
@@ -42,7 +42,7 @@ const daemonSet = (name: string, image = 'exporter:1') => ({
 });
 
 const eventsOf = (conn: Conn, id: number) =>
-  conn.of(id).flatMap((m) => (m.op === 'event' && m.event.type !== 'BOOKMARK' ? [m.event] : []));
+  conn.of(id).flatMap((m) => watchEventsIn(m).filter((e) => e.type !== 'BOOKMARK'));
 
 const namesIn = (events: WatchEvent[]) => events.map((e) => `${e.type} ${e.object.metadata?.name}`);
 
@@ -80,8 +80,8 @@ describe('the bridge over a WebSocket', () => {
     const admin = f.tcp.cp.client();
     await admin.create(ns('a-1', { team: 'a' }));
     await admin.create(ns('b-1', { team: 'b' }));
-    await gui.next((m) => m.id === watchA && m.op === 'event', 'watch A to see a-1');
-    await gui.next((m) => m.id === watchB && m.op === 'event', 'watch B to see b-1');
+    await gui.next((m) => m.id === watchA && watchEventsIn(m).length > 0, 'watch A to see a-1');
+    await gui.next((m) => m.id === watchB && watchEventsIn(m).length > 0, 'watch B to see b-1');
     expect(namesIn(eventsOf(gui, watchA))).toEqual(['ADDED a-1']);
     expect(namesIn(eventsOf(gui, watchB))).toEqual(['ADDED b-1']);
 
@@ -93,7 +93,7 @@ describe('the bridge over a WebSocket', () => {
     await admin.create(ns('a-2', { team: 'a' }));
     await admin.create(ns('b-2', { team: 'b' }));
     await gui.next(
-      (m) => m.id === watchB && m.op === 'event' && m.event.object.metadata?.name === 'b-2',
+      (m) => m.id === watchB && watchEventsIn(m).some((e) => e.object.metadata?.name === 'b-2'),
       'watch B to see b-2',
     );
     // a-2 was written before b-2: had watch A still run, its event would be here by now.
@@ -230,7 +230,7 @@ spec:
     const conn = await f.connect({ cookie: adminCookie });
     const connections = f.ui.connections;
     const watch = conn.send({ op: 'watch', kind: 'Namespace', options: { resourceVersion: '0' } });
-    await conn.next((m) => m.id === watch && m.op === 'event', 'the initial events');
+    await conn.next((m) => m.id === watch && watchEventsIn(m).length > 0, 'the initial events');
     expect(cache.watcherCount).toBe(before + 1);
     conn.ws.close();
     await eventually(() => f.ui.connections === connections - 1, 'the session to close');
@@ -343,7 +343,7 @@ describe('signing in', () => {
     const script = await f.connect({ bearer: token, origin: null });
     // The page is watching when its token goes.
     const watch = page.send({ op: 'watch', kind: 'Namespace' });
-    await page.next((m) => m.id === watch && m.op === 'event', 'the watch to start');
+    await page.next((m) => m.id === watch && watchEventsIn(m).length > 0, 'the watch to start');
 
     expect(await gui.value({ op: 'deleteToken', tokenId: record.id })).toBeNull();
 

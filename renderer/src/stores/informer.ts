@@ -6,6 +6,7 @@
  * live or reconnecting.
  */
 import type { WatchEvent } from '../../../client/api/types.js';
+import { watchEventsIn } from '../../../client/bridge/protocol.js';
 import type { BridgeClient } from '../bridge/client.js';
 import { BridgeRequestError } from '../bridge/client.js';
 
@@ -164,7 +165,7 @@ export class Informer<T extends ObjectLike> {
       },
       {
         onMessage: (message) => {
-          if (message.op === 'event') this.apply(message.event as WatchEvent<ObjectLike>);
+          this.apply(watchEventsIn(message) as WatchEvent<ObjectLike>[]);
         },
         onEnd: (err) => {
           this.cancelWatch = undefined;
@@ -181,20 +182,25 @@ export class Informer<T extends ObjectLike> {
     );
   }
 
-  private apply(event: WatchEvent<ObjectLike>): void {
-    const rv = event.object.metadata?.resourceVersion;
-    if (rv) this.resourceVersion = rv;
-    if (event.type === 'BOOKMARK') return;
-    const obj = this.keep(event.object);
-    const key = objectKey(obj);
-    if (event.type === 'DELETED') {
-      this.items.delete(key);
-      this.emit([{ type: 'DELETED', object: obj }]);
-      return;
+  /** Takes in events in order; the views hear of them once, together. */
+  private apply(events: WatchEvent<ObjectLike>[]): void {
+    const changes: Change<T>[] = [];
+    for (const event of events) {
+      const rv = event.object.metadata?.resourceVersion;
+      if (rv) this.resourceVersion = rv;
+      if (event.type === 'BOOKMARK') continue;
+      const obj = this.keep(event.object);
+      const key = objectKey(obj);
+      if (event.type === 'DELETED') {
+        this.items.delete(key);
+        changes.push({ type: 'DELETED', object: obj });
+        continue;
+      }
+      const type = this.items.has(key) ? 'MODIFIED' : 'ADDED';
+      this.items.set(key, obj);
+      changes.push({ type, object: obj });
     }
-    const type = this.items.has(key) ? 'MODIFIED' : 'ADDED';
-    this.items.set(key, obj);
-    this.emit([{ type, object: obj }]);
+    this.emit(changes);
   }
 
   private retryLater(err: unknown): void {

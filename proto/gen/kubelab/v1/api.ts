@@ -141,14 +141,29 @@ export interface WatchRequest {
     | boolean
     | undefined;
   /** The server ends the stream (OK) after this long; resume from the last resourceVersion. */
-  timeoutSeconds?: number | undefined;
+  timeoutSeconds?:
+    | number
+    | undefined;
+  /**
+   * The client reads WatchEvent.following: events that are ready together may then come in
+   * one message, which keeps a watcher of a busy server from falling behind. Without it, one
+   * event per message.
+   */
+  allowBatches?: boolean | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
 export interface WatchEvent {
   /** ADDED, MODIFIED, DELETED or BOOKMARK. */
   type?: string | undefined;
-  object?: ApiObject | undefined;
+  object?:
+    | ApiObject
+    | undefined;
+  /**
+   * Only to a watch that set allowBatches: the events that come right after this one, in
+   * order (none of them carries `following` itself).
+   */
+  following?: WatchEvent[] | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -922,6 +937,9 @@ export const WatchRequest: MessageFns<WatchRequest> = {
     if (message.timeoutSeconds !== undefined && message.timeoutSeconds !== 0) {
       writer.uint32(64).int32(message.timeoutSeconds);
     }
+    if (message.allowBatches !== undefined && message.allowBatches !== false) {
+      writer.uint32(72).bool(message.allowBatches);
+    }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
         const tag = parseInt(key, 10);
@@ -1010,6 +1028,14 @@ export const WatchRequest: MessageFns<WatchRequest> = {
             message.timeoutSeconds = reader.int32();
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.allowBatches = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1046,6 +1072,11 @@ export const WatchEvent: MessageFns<WatchEvent> = {
     }
     if (message.object !== undefined) {
       ApiObject.encode(message.object, writer.uint32(18).fork()).join();
+    }
+    if (message.following !== undefined && message.following.length !== 0) {
+      for (const v of message.following) {
+        WatchEvent.encode(v!, writer.uint32(26).fork()).join();
+      }
     }
     if (message._unknownFields !== undefined) {
       for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
@@ -1085,6 +1116,20 @@ export const WatchEvent: MessageFns<WatchEvent> = {
             }
 
             message.object = ApiObject.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            if (message.following === undefined) {
+              message.following = [];
+            }
+            const el = WatchEvent.decode(reader, reader.uint32());
+            if (el !== undefined) {
+              message.following!.push(el);
+            }
             continue;
           }
         }
