@@ -10,6 +10,7 @@ import type { Identity } from '../client/api/local.js';
 import type { Client } from '../client/client.js';
 import { inProcessClient } from '../client/inprocess.js';
 import { realClock, type Clock } from '../client/util/clock.js';
+import type { FlowControlConfig } from './apiserver/flowcontrol/levels.js';
 import { ApiServer } from './apiserver/apiserver.js';
 import { APISERVER_IDENTITY } from './apiserver/auth.js';
 import { syncKubernetesService } from './controllers/kubernetesservice/sync.js';
@@ -76,6 +77,8 @@ export interface ControlPlaneOptions {
   watchBufferBytes?: number;
   /** What one gRPC client may hold: connections, streams, turns at large lists (grpc/limits.ts). */
   serverLimits?: Partial<ServerLimits>;
+  /** Seats and queues of the requests' priority levels (apiserver/flowcontrol/levels.ts). */
+  flowControl?: FlowControlConfig;
   /**
    * The keys Secrets are encrypted with at rest (default <dataDir>/secrets-encryption.key,
    * created on first start). Replicas sharing an etcd must share this file.
@@ -136,6 +139,7 @@ export class ControlPlane {
         historyMs: options.historyMs,
         eventTtlMs: options.eventTtlMs,
         logTunnels: tunnels,
+        flowControl: options.flowControl,
       });
       await api.start();
       const tokens = new TokenStore(options.dataDir, clock);
@@ -170,6 +174,7 @@ export class ControlPlane {
       const metrics = new Registry();
       collectDefaultMetrics({ register: metrics });
       storage.registerMetrics?.(metrics);
+      api.flowControl.registerMetrics(metrics);
       new Gauge({
         name: 'kubelab_agent_tunnels',
         help: 'Agents with a live tunnel to this control plane (pods/log reaches their nodes)',

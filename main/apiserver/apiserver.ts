@@ -87,6 +87,8 @@ import {
   propagationPolicyOf,
   resourceVersionOf,
 } from './requests.js';
+import { FlowControl } from './flowcontrol/dispatcher.js';
+import type { FlowControlConfig } from './flowcontrol/levels.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from './validation/meta.js';
 import type { CachedObject, WatchFilter, WatchSink, WatchStart } from './watchcache.js';
 
@@ -107,6 +109,8 @@ export interface ApiServerOptions {
   admission?: Array<(ctx: AdmissionContext) => void | Promise<void>>;
   /** How pods/log reaches agents (the gRPC server's tunnel registry); absent: logs are unavailable. */
   logTunnels?: LogTunnels;
+  /** Seats and queues of the priority levels of requests clients send (default DEFAULT_FLOW_CONTROL). */
+  flowControl?: FlowControlConfig;
 }
 
 /** A list whose items keep their cache entries (the wire layer reuses their encoding). */
@@ -132,6 +136,8 @@ export class ApiServer implements LocalApi {
   /** The watch caches of the kinds kept in memory only (NodeMetrics). */
   readonly memoryCacher: Cacher;
   readonly eventExpiry: EventExpiry;
+  /** Priority and fairness for the requests clients send through the front doors (gRPC, REST). */
+  readonly flowControl: FlowControl;
   /** Reads manifests sent as text, within the parse limits (the GUI's Apply reads through it too). */
   readonly manifests = new ManifestReader();
   private readonly storage: Storage;
@@ -152,6 +158,7 @@ export class ApiServer implements LocalApi {
     this.maxObjectBytes = options.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
     this.extraAdmission = options.admission ?? [];
     this.logTunnels = options.logTunnels;
+    this.flowControl = new FlowControl(options.flowControl, options.clock);
     this.registry = new Registry();
     const cacherOf = (storage: Storage, strategies: Strategy[]) =>
       new Cacher(

@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ApiError } from '../../client/api/errors.js';
 import type { Identity } from '../../client/api/local.js';
 import { toApiError } from '../apiserver/apiserver.js';
+import type { FlowControl } from '../apiserver/flowcontrol/dispatcher.js';
 import type { Logger } from '../logging.js';
 import type { TokenStore } from './tokens.js';
 import { isMalformed, toServiceError } from './wire.js';
@@ -42,10 +43,14 @@ export type UnaryFactory = <Req, Res>(
   fn: (id: Identity, req: Req) => Promise<Res>,
 ) => grpc.handleUnaryCall<Req, Res>;
 
-/** Builds unary handlers that authenticate with `tokens` (or not, for public calls). */
+/**
+ * Builds unary handlers that authenticate with `tokens` (or not, for public calls); with
+ * `flowControl`, an authenticated call runs in a seat of its caller's priority level.
+ */
 export function unaryHandlers(
   tokens: TokenStore,
   logger: Logger,
+  flowControl?: FlowControl,
 ): {
   authenticated: UnaryFactory;
   open: <Req, Res>(fn: (req: Req) => Promise<Res>) => grpc.handleUnaryCall<Req, Res>;
@@ -65,7 +70,10 @@ export function unaryHandlers(
   };
   return {
     authenticated: (fn) => (call, callback) =>
-      run(call, callback, () => fn(identityOf(call.metadata, tokens), call.request)),
+      run(call, callback, () => {
+        const id = identityOf(call.metadata, tokens);
+        return flowControl ? flowControl.run(id, () => fn(id, call.request)) : fn(id, call.request);
+      }),
     open: (fn) => (call, callback) => run(call, callback, () => fn(call.request)),
   };
 }

@@ -50,7 +50,7 @@ export function resourcesHandlers(
   logger: Logger,
   watchBufferBytes = DEFAULT_WATCH_BUFFER_BYTES,
 ): grpc.UntypedServiceImplementation {
-  const unary = unaryHandlers(tokens, logger).authenticated;
+  const unary = unaryHandlers(tokens, logger, api.flowControl).authenticated;
 
   const watch: grpc.handleServerStreamingCall<WatchRequest, Buffer> = (call) => {
     let stopped = false;

@@ -60,6 +60,9 @@ export interface RestHandlerOptions {
   install?: InstallAssets;
 }
 
+/** Pod subresources that stream for as long as the client reads. */
+const LONG_RUNNING_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward']);
+
 /** Longer URLs are refused before they are parsed (Kubernetes' own limit is similar). */
 const MAX_URL_CHARS = 16 * 1024;
 
@@ -326,7 +329,12 @@ export function restHandler(
     if (r.type === 'version') return send(res, 200, JSON.stringify(versionInfo()));
     const auth = req.headers.authorization;
     const id = authenticate(tokens, Array.isArray(auth) ? auth[0] : auth);
-    if (r.type === 'resource') return serveResource(id, r, req, res, url);
+    if (r.type === 'resource') {
+      // Watches and pod streams are long-running: they take no seat (Kubernetes' APF too).
+      if (r.verb === 'watch' || LONG_RUNNING_SUBRESOURCES.has(r.subresource ?? ''))
+        return serveResource(id, r, req, res, url);
+      return api.flowControl.run(id, () => serveResource(id, r, req, res, url));
+    }
     if (r.type === 'review') {
       const answer = answerReview(api, id, r.review, await readOptionalObject(req, r.review.kind));
       return send(res, 201, JSON.stringify(answer));

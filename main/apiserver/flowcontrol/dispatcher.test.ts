@@ -1,0 +1,113 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../../client/api/errors.js';
+import type { Identity } from '../../../client/api/local.js';
+import { FakeClock } from '../../../client/util/clock.js';
+import { FlowControl } from './dispatcher.js';
+import type { FlowControlConfig } from './levels.js';
+
+const CONFIG: FlowControlConfig = {
+  'node-high': { seats: 2, queueLength: 4, queueWaitMs: 10_000 },
+  'global-default': { seats: 2, queueLength: 4, queueWaitMs: 10_000 },
+};
+const alice: Identity = { name: 'alice', role: 'admin' };
+const bob: Identity = { name: 'bob', role: 'viewer' };
+const node: Identity = { name: 'system:node:pi-1', role: 'node', nodeName: 'pi-1' };
+
+/** A request that runs until the test ends it. */
+function held() {
+  let end!: () => void;
+  const done = new Promise<void>((r) => (end = r));
+  return { work: () => done, end };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('FlowControl', () => {
+  it('runs as many requests as its level has seats, and serves waiting flows in turn', async () => {
+    const fc = new FlowControl(CONFIG, new FakeClock());
+    const order: string[] = [];
+    const running = [held(), held()];
+    const first = running.map((h) => fc.run(alice, h.work));
+    // Alice queues three more, then Bob one: Bob's goes second, not fourth.
+    const queued = ['a1', 'a2', 'a3'].map((n) => fc.run(alice, async () => void order.push(n)));
+    const bobs = fc.run(bob, async () => void order.push('b1'));
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 2, queued: 4 });
+    running[0].end();
+    await first[0];
+    await flush();
+    running[1].end();
+    await Promise.all([...first, ...queued, bobs]);
+    expect(order).toEqual(['a1', 'b1', 'a2', 'a3']);
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 0, queued: 0 });
+  });
+
+  it('refuses with TooManyRequests and a retry hint when the queue is full, and counts it', async () => {
+    const fc = new FlowControl(CONFIG, new FakeClock());
+    const registry = new Registry();
+    fc.registerMetrics(registry);
+    const running = [held(), held()];
+    const busy = running.map((h) => fc.run(alice, h.work));
+    const waiting = Array.from({ length: 4 }, () => fc.run(alice, async () => 'ran'));
+    const refused = await fc.run(alice, async () => 'ran').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).reason).toBe('TooManyRequests');
+    expect((refused as ApiError).details.retryAfterSeconds).toBe(1);
+    expect((refused as ApiError).message).toMatch(
+      /priority level "global-default".*queue is full; nothing was done, so send the request again after 1 s/,
+    );
+    const text = await registry.metrics();
+    expect(text).toMatch(
+      /apiserver_flowcontrol_rejected_requests_total\{priority_level="global-default",reason="queue-full"\} 1/,
+    );
+    expect(text).toMatch(
+      /apiserver_flowcontrol_current_inqueue_requests\{priority_level="global-default"\} 4/,
+    );
+    for (const h of running) h.end();
+    expect(await Promise.all([...busy, ...waiting])).toEqual([
+      undefined,
+      undefined,
+      'ran',
+      'ran',
+      'ran',
+      'ran',
+    ]);
+  });
+
+  it('refuses a request that waited too long, and it never runs', async () => {
+    const clock = new FakeClock();
+    const fc = new FlowControl(CONFIG, clock);
+    const running = [held(), held()];
+    const busy = running.map((h) => fc.run(alice, h.work));
+    let ran = false;
+    const late = fc.run(bob, async () => void (ran = true)).catch((e: unknown) => e);
+    clock.advance(10_000);
+    const err = (await late) as ApiError;
+    expect(err.reason).toBe('TooManyRequests');
+    expect(err.message).toMatch(/no seat came free within 10 s/);
+    expect(fc.snapshot()['global-default'].queued).toBe(0);
+    for (const h of running) h.end();
+    await Promise.all(busy);
+    await flush();
+    expect(ran).toBe(false);
+  });
+
+  it("gives a node's requests their own seats: a flood of people's requests does not hold them up", async () => {
+    const fc = new FlowControl(CONFIG, new FakeClock());
+    const running = [held(), held()];
+    const busy = running.map((h) => fc.run(alice, h.work));
+    const flood = Array.from({ length: 10 }, () => fc.run(alice, async () => 'ran').catch(() => 'refused'));
+    // The user level is full and its queue too; the node's renewal runs at once.
+    expect(await fc.run(node, async () => 'renewed')).toBe('renewed');
+    for (const h of running) h.end();
+    const outcomes = await Promise.all(flood);
+    expect(outcomes.filter((o) => o === 'refused')).toHaveLength(6);
+    await Promise.all(busy);
+  });
+
+  it('frees the seat of a request that failed', async () => {
+    const fc = new FlowControl(CONFIG, new FakeClock());
+    await expect(fc.run(alice, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 0, queued: 0 });
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * Runs each request a client sends in a seat of its priority level (levels.ts), or queues it
+ * fairly — one request of each waiting flow in turn, so one busy client cannot starve another
+ * of the same level — or refuses it with TooManyRequests and a retry hint when the level's
+ * queue is full or the wait too long. Nothing of a refused request has been done, so every
+ * client may send it again (the typed client does, after the hint).
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { ApiError } from '../../../client/api/errors.js';
+import type { Identity } from '../../../client/api/local.js';
+import { realClock, type Clock, type TimerHandle } from '../../../client/util/clock.js';
+import {
+  classify,
+  DEFAULT_FLOW_CONTROL,
+  type FlowControlConfig,
+  type PriorityLevel,
+  type PriorityLevelName,
+} from './levels.js';
+
+/** What a refused client is told to wait before it tries again. */
+const RETRY_AFTER_SECONDS = 1;
+
+interface Waiter {
+  flow: string;
+  admit(): void;
+  timer: TimerHandle;
+}
+
+class Level {
+  executing = 0;
+  queued = 0;
+  /** Waiting requests per flow, and the flows in the order they get their next turn. */
+  readonly flows = new Map<string, Waiter[]>();
+  readonly turns: string[] = [];
+
+  constructor(
+    readonly name: PriorityLevelName,
+    readonly config: PriorityLevel,
+  ) {}
+
+  enqueue(w: Waiter): void {
+    const queue = this.flows.get(w.flow);
+    if (queue) queue.push(w);
+    else {
+      this.flows.set(w.flow, [w]);
+      this.turns.push(w.flow);
+    }
+    this.queued++;
+  }
+
+  /** The next waiter, taking flows in turn. */
+  next(): Waiter | undefined {
+    const flow = this.turns.shift();
+    if (flow === undefined) return undefined;
+    const queue = this.flows.get(flow)!;
+    const w = queue.shift()!;
+    if (queue.length) this.turns.push(flow);
+    else this.flows.delete(flow);
+    this.queued--;
+    return w;
+  }
+
+  remove(w: Waiter): void {
+    const queue = this.flows.get(w.flow);
+    const at = queue?.indexOf(w) ?? -1;
+    if (!queue || at < 0) return;
+    queue.splice(at, 1);
+    this.queued--;
+    if (queue.length) return;
+    this.flows.delete(w.flow);
+    this.turns.splice(this.turns.indexOf(w.flow), 1);
+  }
+}
+
+export class FlowControl {
+  private readonly levels = new Map<PriorityLevelName, Level>();
+  private readonly executing = new Gauge({
+    name: 'apiserver_flowcontrol_current_executing_requests',
+    help: 'Requests running in a seat of their priority level',
+    labelNames: ['priority_level'],
+    registers: [],
+  });
+  private readonly inqueue = new Gauge({
+    name: 'apiserver_flowcontrol_current_inqueue_requests',
+    help: 'Requests waiting for a seat of their priority level',
+    labelNames: ['priority_level'],
+    registers: [],
+  });
+  private readonly rejected = new Counter({
+    name: 'apiserver_flowcontrol_rejected_requests_total',
+    help: 'Requests refused with TooManyRequests, by priority level and why (queue-full, time-out)',
+    labelNames: ['priority_level', 'reason'],
+    registers: [],
+  });
+  private readonly waited = new Histogram({
+    name: 'apiserver_flowcontrol_request_wait_duration_seconds',
+    help: 'How long requests waited for a seat, by priority level and whether they then ran',
+    labelNames: ['priority_level', 'execute'],
+    buckets: [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30],
+    registers: [],
+  });
+
+  constructor(
+    config: FlowControlConfig = DEFAULT_FLOW_CONTROL,
+    private readonly clock: Clock = realClock,
+  ) {
+    for (const [name, level] of Object.entries(config) as Array<[PriorityLevelName, PriorityLevel]>) {
+      this.levels.set(name, new Level(name, level));
+      this.executing.set({ priority_level: name }, 0);
+      this.inqueue.set({ priority_level: name }, 0);
+    }
+  }
+
+  registerMetrics(registry: Registry): void {
+    const metrics = {
+      apiserver_flowcontrol_current_executing_requests: this.executing,
+      apiserver_flowcontrol_current_inqueue_requests: this.inqueue,
+      apiserver_flowcontrol_rejected_requests_total: this.rejected,
+      apiserver_flowcontrol_request_wait_duration_seconds: this.waited,
+    };
+    for (const [name, metric] of Object.entries(metrics))
+      if (!registry.getSingleMetric(name)) registry.registerMetric(metric);
+  }
+
+  /** Runs `work` in a seat of the caller's level, once one is free. */
+  async run<T>(id: Identity, work: () => Promise<T>): Promise<T> {
+    const { level: name, flow } = classify(id);
+    const level = this.levels.get(name)!;
+    await this.seat(level, flow);
+    try {
+      return await work();
+    } finally {
+      this.release(level);
+    }
+  }
+
+  /** Requests running and waiting now, per level (for tests and the bench). */
+  snapshot(): Record<PriorityLevelName, { executing: number; queued: number }> {
+    const out = {} as Record<PriorityLevelName, { executing: number; queued: number }>;
+    for (const [name, l] of this.levels) out[name] = { executing: l.executing, queued: l.queued };
+    return out;
+  }
+
+  private seat(level: Level, flow: string): Promise<void> {
+    const labels = { priority_level: level.name };
+    if (level.executing < level.config.seats && level.queued === 0) {
+      this.take(level);
+      this.waited.observe({ ...labels, execute: 'true' }, 0);
+      return Promise.resolve();
+    }
+    if (level.queued >= level.config.queueLength) {
+      this.rejected.inc({ ...labels, reason: 'queue-full' });
+      this.waited.observe({ ...labels, execute: 'false' }, 0);
+      return Promise.reject(this.busy(level, 'its queue is full'));
+    }
+    const since = this.clock.now();
+    return new Promise((resolve, reject) => {
+      const w: Waiter = {
+        flow,
+        admit: () => {
+          this.clock.clearTimeout(w.timer);
+          this.waited.observe({ ...labels, execute: 'true' }, (this.clock.now() - since) / 1000);
+          resolve();
+        },
+        timer: this.clock.setTimeout(() => {
+          level.remove(w);
+          this.inqueue.set(labels, level.queued);
+          this.rejected.inc({ ...labels, reason: 'time-out' });
+          this.waited.observe({ ...labels, execute: 'false' }, (this.clock.now() - since) / 1000);
+          reject(this.busy(level, `no seat came free within ${level.config.queueWaitMs / 1000} s`));
+        }, level.config.queueWaitMs),
+      };
+      level.enqueue(w);
+      this.inqueue.set(labels, level.queued);
+    });
+  }
+
+  private take(level: Level): void {
+    level.executing++;
+    this.executing.set({ priority_level: level.name }, level.executing);
+  }
+
+  private release(level: Level): void {
+    level.executing--;
+    while (level.executing < level.config.seats) {
+      const w = level.next();
+      if (!w) break;
+      this.take(level);
+      w.admit();
+    }
+    this.executing.set({ priority_level: level.name }, level.executing);
+    this.inqueue.set({ priority_level: level.name }, level.queued);
+  }
+
+  private busy(level: Level, why: string): ApiError {
+    return new ApiError(
+      'TooManyRequests',
+      `the server is busy: ${level.executing} requests of priority level "${level.name}" are running and ${level.queued} waiting, and ${why}; nothing was done, so send the request again after ${RETRY_AFTER_SECONDS} s`,
+      { retryAfterSeconds: RETRY_AFTER_SECONDS },
+    );
+  }
+}
