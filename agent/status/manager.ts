@@ -174,12 +174,16 @@ export class NodeStatusManager {
         await this.tryUpdateNodeStatus(attempt, sample);
         return;
       } catch (err) {
-        if (isNotFound(err)) {
+        // The first try reads the informer's copy or the apiserver's cache, which can lag a
+        // registration just made (on etcd the cache learns of it a moment after the create is
+        // acknowledged): only a try that read the store says the Node is gone.
+        if (isNotFound(err) && attempt > 0) {
           logger.warn({ node: config.nodeName }, 'the Node object is gone; registering again');
           this.registered = false;
           return;
         }
         lastError = err;
+        if (isNotFound(err)) continue;
         logger[this.levelFor(err)](
           { node: config.nodeName, attempt, err: (err as Error).message },
           'error updating node status, will retry',

@@ -1,0 +1,79 @@
+/**
+ * A read from the apiserver's cache can lag a write just made: on etcd the watch cache learns
+ * of a Node a moment after its create is acknowledged, so the agent's first status round (which
+ * reads the cache, as the kubelet's first try does) may find no Node. That is no reason to
+ * think the Node was deleted: the agent reads the store before it registers again.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { ApiError } from '../../client/api/errors.js';
+import type { Client } from '../../client/client.js';
+import { joinCluster, TokensClient } from '../../client/grpc/cluster.js';
+import { grpcClient } from '../../client/grpc/transport.js';
+import { defaultConfig } from '../../agent/config.js';
+import { LinuxMachineReader } from '../../agent/machine/linux.js';
+import { NodeStatusManager } from '../../agent/status/manager.js';
+import { realClock } from '../../client/util/clock.js';
+import { pino } from 'pino';
+import { startTestControlPlane } from '../support/controlplane.js';
+import { eventually } from '../support/wait.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** The client, except that its first cache read of the Node misses, as a lagging cache would. */
+function lagging(client: Client, nodeName: string): { client: Client; misses: () => number } {
+  let misses = 0;
+  const wrapped = new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop !== 'get') return Reflect.get(target, prop, receiver);
+      return (kind: string, name: string, options?: { resourceVersion?: string }) => {
+        if (kind === 'Node' && name === nodeName && options?.resourceVersion === '0' && misses === 0) {
+          misses++;
+          return Promise.reject(new ApiError('NotFound', `nodes "${name}" not found`));
+        }
+        return (target.get as (...a: unknown[]) => Promise<unknown>)(kind, name, options);
+      };
+    },
+  });
+  return { client: wrapped, misses: () => misses };
+}
+
+it('does not register again when the first cache read after registering finds no Node', async () => {
+  const t = await startTestControlPlane({ controllers: false });
+  cleanups.push(() => t.close());
+  const dataDir = mkdtempSync(join(tmpdir(), 'kubelab-agentdata-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const server = `127.0.0.1:${t.cp.port}`;
+  const tokens = new TokensClient({ server, token: t.cp.adminToken, caPem: t.caPem });
+  cleanups.push(() => tokens.close());
+  const joined = await joinCluster(server, (await tokens.create()).token!, 'lag-1');
+  const real = grpcClient({ server, token: joined.token, caPem: joined.caPem });
+  cleanups.push(() => real.close());
+  const { client, misses } = lagging(real, 'lag-1');
+  const lines: Array<{ level: number; msg: string }> = [];
+  const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+  // No informer copy: the first try of each round reads the apiserver's cache.
+  const status = new NodeStatusManager({
+    client,
+    reader: new LinuxMachineReader({ dataDir }),
+    config: defaultConfig('lag-1'),
+    clock: realClock,
+    logger,
+  });
+  void status.run();
+  cleanups.push(() => status.stop());
+  const admin = t.client();
+  await eventually(async () => {
+    const node = await admin.get('Node', 'lag-1').catch(() => undefined);
+    return node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  }, 'the node to be Ready');
+  expect(misses()).toBe(1);
+  const said = lines.map((l) => l.msg);
+  expect(said.filter((m) => m === 'node registered')).toHaveLength(1);
+  expect(said.some((m) => /gone|taking it over/.test(m))).toBe(false);
+});
