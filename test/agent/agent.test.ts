@@ -3,20 +3,16 @@
  * credential), with the agent's time on a fake clock so minutes pass in milliseconds.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, release, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism, release } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Node, NodeCondition } from '../../client/api/types.js';
-import { joinCluster, TokensClient } from '../../client/grpc/cluster.js';
-import { grpcClient } from '../../client/grpc/transport.js';
 import { FakeClock } from '../../client/util/clock.js';
 import { NodeAgent } from '../../agent/agent.js';
 import { defaultConfig, parseEvictionHard } from '../../agent/config.js';
 import { quietLogger } from '../../agent/logger.js';
 import { LinuxMachineReader } from '../../agent/machine/linux.js';
 import type { MachineReader } from '../../agent/machine/types.js';
-import { startTestControlPlane } from '../support/controlplane.js';
+import { joinedNode, startTestControlPlane } from '../support/controlplane.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -26,14 +22,7 @@ afterEach(async () => {
 async function setup(nodeName: string, reader?: (dataDir: string) => MachineReader) {
   const t = await startTestControlPlane();
   cleanups.push(() => t.close());
-  const dataDir = mkdtempSync(join(tmpdir(), 'kubelab-agentdata-'));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  const server = `127.0.0.1:${t.cp.port}`;
-  const tokens = new TokensClient({ server, token: t.cp.adminToken, caPem: t.caPem });
-  cleanups.push(() => tokens.close());
-  const joined = await joinCluster(server, (await tokens.create()).token!, nodeName);
-  const client = grpcClient({ server, token: joined.token, caPem: joined.caPem });
-  cleanups.push(() => client.close());
+  const { client, dataDir } = await joinedNode(t, nodeName, cleanups);
   const clock = new FakeClock(Date.now());
   const config = defaultConfig(nodeName);
   const agent = new NodeAgent({

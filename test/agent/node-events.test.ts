@@ -11,14 +11,12 @@
 import { afterEach, expect, it } from 'vitest';
 import type { Event, Node } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
-import { joinCluster, TokensClient } from '../../client/grpc/cluster.js';
-import { grpcClient } from '../../client/grpc/transport.js';
 import { FakeClock } from '../../client/util/clock.js';
 import { NodeAgent } from '../../agent/agent.js';
 import { defaultConfig } from '../../agent/config.js';
 import { quietLogger } from '../../agent/logger.js';
 import { HollowMachineReader } from '../../agent/machine/hollow.js';
-import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
+import { joinedNode, startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -36,13 +34,7 @@ async function controlPlane(): Promise<TestControlPlane> {
 
 /** A node credential for `nodeName`, as the agent gets it by joining. */
 async function nodeClient(t: TestControlPlane, nodeName: string): Promise<Client> {
-  const server = `127.0.0.1:${t.cp.port}`;
-  const tokens = new TokensClient({ server, token: t.cp.adminToken, caPem: t.caPem });
-  cleanups.push(() => tokens.close());
-  const joined = await joinCluster(server, (await tokens.create()).token!, nodeName);
-  const client = grpcClient({ server, token: joined.token, caPem: joined.caPem });
-  cleanups.push(() => client.close());
-  return client;
+  return (await joinedNode(t, nodeName, cleanups)).client;
 }
 
 function startAgent(

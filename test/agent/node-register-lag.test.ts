@@ -4,20 +4,15 @@
  * reads the cache, as the kubelet's first try does) may find no Node. That is no reason to
  * think the Node was deleted: the agent reads the store before it registers again.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { ApiError } from '../../client/api/errors.js';
 import type { Client } from '../../client/client.js';
-import { joinCluster, TokensClient } from '../../client/grpc/cluster.js';
-import { grpcClient } from '../../client/grpc/transport.js';
 import { defaultConfig } from '../../agent/config.js';
 import { LinuxMachineReader } from '../../agent/machine/linux.js';
 import { NodeStatusManager } from '../../agent/status/manager.js';
 import { realClock } from '../../client/util/clock.js';
 import { pino } from 'pino';
-import { startTestControlPlane } from '../support/controlplane.js';
+import { joinedNode, startTestControlPlane } from '../support/controlplane.js';
 import { eventually } from '../support/wait.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -46,14 +41,7 @@ function lagging(client: Client, nodeName: string): { client: Client; misses: ()
 it('does not register again when the first cache read after registering finds no Node', async () => {
   const t = await startTestControlPlane({ controllers: false });
   cleanups.push(() => t.close());
-  const dataDir = mkdtempSync(join(tmpdir(), 'kubelab-agentdata-'));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  const server = `127.0.0.1:${t.cp.port}`;
-  const tokens = new TokensClient({ server, token: t.cp.adminToken, caPem: t.caPem });
-  cleanups.push(() => tokens.close());
-  const joined = await joinCluster(server, (await tokens.create()).token!, 'lag-1');
-  const real = grpcClient({ server, token: joined.token, caPem: joined.caPem });
-  cleanups.push(() => real.close());
+  const { client: real, dataDir } = await joinedNode(t, 'lag-1', cleanups);
   const { client, misses } = lagging(real, 'lag-1');
   const lines: Array<{ level: number; msg: string }> = [];
   const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l)) });

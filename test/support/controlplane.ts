@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Role } from '../../client/api/local.js';
 import type { Client } from '../../client/client.js';
+import { joinCluster, TokensClient } from '../../client/grpc/cluster.js';
 import { grpcClient, type GrpcClientOptions } from '../../client/grpc/transport.js';
 import { ControlPlane, type ControlPlaneOptions } from '../../main/controlplane.js';
 import { silentLogger } from '../../main/logging.js';
@@ -49,4 +50,24 @@ export async function startTestControlPlane(
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Joins `nodeName` to the control plane as an agent does (a join token, then the node's own
+ * credential) and gives its client and a data folder; `cleanups` gets what undoes them.
+ */
+export async function joinedNode(
+  t: TestControlPlane,
+  nodeName: string,
+  cleanups: Array<() => Promise<void> | void>,
+): Promise<{ client: Client; dataDir: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'kubelab-agentdata-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const server = `127.0.0.1:${t.cp.port}`;
+  const tokens = new TokensClient({ server, token: t.cp.adminToken, caPem: t.caPem });
+  cleanups.push(() => tokens.close());
+  const joined = await joinCluster(server, (await tokens.create()).token!, nodeName);
+  const client = grpcClient({ server, token: joined.token, caPem: joined.caPem });
+  cleanups.push(() => client.close());
+  return { client, dataDir };
 }
