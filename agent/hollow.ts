@@ -4,6 +4,7 @@
  * "run" without processes), sharing one connection. Tests and benchmarks steer each node's
  * readings and script their containers' exits through env (runtime/hollow.ts).
  */
+import { join } from 'node:path';
 import type { Client } from '../client/client.js';
 import { failoverClient } from '../client/grpc/transport.js';
 import { realClock, type Clock } from '../client/util/clock.js';
@@ -22,6 +23,11 @@ import { hollowRuntimes } from './pods/runtimes.js';
  * INTERNAL_ERROR), and that losing one connection takes few nodes with it.
  */
 export const NODES_PER_CONNECTION = 50;
+
+/** Where a hollow node keeps its simulated containers, so that they outlive the agent process. */
+export function hollowContainersPath(dataDir: string, nodeName: string): string {
+  return join(dataDir, 'hollow', `${nodeName}.containers.json`);
+}
 
 export interface HollowNode {
   agent: NodeAgent;
@@ -95,7 +101,9 @@ export class HollowFleet {
         client,
         contact,
         reader,
-        pods: pods ? hollowRuntimes(clock, this.options.containerStartDelayMs) : undefined,
+        pods: pods
+          ? hollowRuntimes(clock, this.options.containerStartDelayMs, hollowContainersPath(dataDir, name))
+          : undefined,
         tunnel: pods ? { servers: creds.servers, ...connection } : undefined,
         config: this.options.config(name),
         logger: logger.child({ node: name }),

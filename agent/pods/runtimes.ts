@@ -75,15 +75,18 @@ export async function machineRuntimes(options: MachineRuntimesOptions): Promise<
   };
 }
 
-/** `startDelayMs`: how long a hollow container takes to start. */
-export function hollowRuntimes(clock: Clock, startDelayMs = 0): PodRuntimes {
-  const runtime = new HollowRuntime(clock, startDelayMs);
+/**
+ * `startDelayMs`: how long a hollow container takes to start; `stateFile`: where its simulated
+ * containers are kept so that a restarted agent adopts them.
+ */
+export function hollowRuntimes(clock: Clock, startDelayMs = 0, stateFile?: string): PodRuntimes {
+  const runtime = new HollowRuntime(clock, startDelayMs, stateFile);
   // Hollow containers run nothing, so an image is as good as a command.
   const choice: RuntimeChoice = { runtime, scheme: 'hollow' };
   return {
     processes: choice,
     images: choice,
     logs: runtime,
-    close: () => undefined,
+    close: () => runtime.close(),
   };
 }

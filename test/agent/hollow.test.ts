@@ -129,6 +129,70 @@ describe('hollow mode', () => {
   }, 60_000);
 });
 
+describe('hollow pods across a fleet restart', () => {
+  it('a restarted fleet adopts the containers its pods ran, rather than starting them again', async () => {
+    const t = await startTestControlPlane({ controllers: false });
+    cleanups.push(() => t.close());
+    const server = `https://127.0.0.1:${t.cp.port}`;
+    const tokens = new TokensClient({ server, token: t.cp.adminToken, caPem: t.caPem });
+    cleanups.push(() => tokens.close());
+    const dataDir = tempDir('kubelab-hollow-pods-');
+    const joinToken = (await tokens.create()).token!;
+    const fleetOf = () =>
+      new HollowFleet({
+        count: 2,
+        prefix: 'keep',
+        servers: [server],
+        dataDir,
+        joinToken,
+        config: fast,
+        logger: quietLogger(),
+        spreadMs: 0,
+      });
+    const first = fleetOf();
+    cleanups.push(() => first.stop());
+    await first.start();
+    const admin = t.client();
+    for (const [name, node] of [
+      ['web', 'keep-0'],
+      ['db', 'keep-1'],
+    ])
+      await admin.create({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: 'default' },
+        spec: { nodeName: node, containers: [{ name: 'main', command: ['serve'] }] },
+      });
+    const running = () =>
+      eventually(
+        () => admin.list('Pod', { namespace: 'default' }),
+        (l) => l.items.length === 2 && l.items.every((p) => p.status?.containerStatuses?.[0]?.state?.running),
+        'both pods Running',
+      );
+    const startedAt = (l: Awaited<ReturnType<typeof running>>) =>
+      Object.fromEntries(
+        l.items.map((p) => [p.metadata!.name, p.status!.containerStatuses![0].state!.running!.startedAt]),
+      );
+    const before = startedAt(await running());
+    await first.stop();
+
+    const second = fleetOf();
+    cleanups.push(() => second.stop());
+    await second.start();
+    // The restarted agents have looked at their pods once their status manager reports again.
+    await eventually(
+      () => admin.list('Node'),
+      (l) =>
+        l.items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')),
+      'both nodes Ready again',
+    );
+    await new Promise((r) => setTimeout(r, 1_500));
+    const after = await running();
+    expect(startedAt(after)).toEqual(before);
+    expect(after.items.map((p) => p.status?.containerStatuses?.[0]?.restartCount)).toEqual([0, 0]);
+  }, 60_000);
+});
+
 describe('agent resilience', () => {
   it('fails over to another control-plane replica when the one it uses goes away', async () => {
     const etcd = await startEtcd();
