@@ -64,7 +64,7 @@ import {
   instrumentModules,
   packageOf,
 } from './lib/agent-build.js';
-import { REPO_ROOT, startChildControlPlane, type ChildControlPlane } from './lib/child.js';
+import { createJoinToken, REPO_ROOT, startChildControlPlane, type ChildControlPlane } from './lib/child.js';
 import type {
   HollowChildConfig,
   HollowChildMessage,
@@ -268,18 +268,6 @@ function startProc(
   live.add(proc);
   void exited.then(() => live.delete(proc));
   return proc;
-}
-
-async function joinToken(cp: ChildControlPlane): Promise<string> {
-  const { stdout } = await run(
-    process.execPath,
-    [join(REPO_ROOT, 'bin/kubelab.mjs'), 'token', 'create', '--data-dir', cp.dataDir, '--server', cp.server],
-    { cwd: REPO_ROOT },
-  );
-  const token = stdout.trim();
-  if (!/^K10[0-9a-f]{64}::/.test(token))
-    throw new Error(`kubelab token create printed ${JSON.stringify(stdout)}`);
-  return token;
 }
 
 async function startServer(cleanup: Cleanup, what: string): Promise<ChildControlPlane> {
@@ -753,7 +741,7 @@ async function realPhase(args: Args, cleanup: Cleanup, tmp: string): Promise<Rea
     log(
       'note: the benchmark’s copy of the bundle differs from the shipped one (build-agent.mjs options changed?)',
     );
-  const token = await joinToken(cp);
+  const token = await createJoinToken(cp);
   const admin = cp.client();
   const server = `https://${cp.server}`;
 
@@ -969,7 +957,7 @@ async function hollowPhase(n: number, args: Args, cleanup: Cleanup, tmp: string)
   const what = `kubelab server (hollow ${n})`;
   log(`hollow ${fmt(n, 0)}: starting a fresh kubelab server`);
   const cp = await startServer(cleanup, what);
-  const token = await joinToken(cp);
+  const token = await createJoinToken(cp);
   const dataDir = join(tmp, `hollow-${n}`);
   mkdirSync(dataDir, { recursive: true });
   const config: HollowChildConfig = {

@@ -2,11 +2,12 @@
  * Runs `kubelab server` in a child process for the benchmarks, so the client (the benchmark)
  * and the server do not share one event loop, the same way etcd runs in its own process.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { Client } from '../../../client/client.js';
 import { grpcClient } from '../../../client/grpc/transport.js';
 import { freePort } from '../../support/etcd.js';
@@ -24,6 +25,11 @@ export interface ChildControlPlaneOptions {
   /** Extra environment for the child. */
   env?: Record<string, string>;
   startTimeoutMs?: number;
+  /** Run on this data folder and kept on stop (a restart); default: a new one, removed on stop. */
+  dataDir?: string;
+  /** Listen on these ports (a restart keeps its address); default: free ones. */
+  port?: number;
+  metricsPort?: number;
 }
 
 export interface ChildControlPlane {
@@ -34,16 +40,18 @@ export interface ChildControlPlane {
   readonly pid: number;
   /** The server's --data-dir (admin.token, pki/, tokens.json, the store); removed by stop(). */
   readonly dataDir: string;
+  readonly port: number;
+  readonly metricsPort: number;
   /** A typed gRPC client; `separateChannel` gives it its own connection. */
   client(separateChannel?: boolean): Client;
   stop(): Promise<void>;
 }
 
 export async function startChildControlPlane(options: ChildControlPlaneOptions): Promise<ChildControlPlane> {
-  const dataDir = mkdtempSync(join(tmpdir(), `kubelab-bench-${options.store}-`));
-  const port = await freePort();
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), `kubelab-bench-${options.store}-`));
+  const port = options.port ?? (await freePort());
   // Each child serves /metrics on its own port (the default one can be taken only once).
-  const metricsPort = await freePort();
+  const metricsPort = options.metricsPort ?? (await freePort());
   const args = [
     ...(options.nodeArgs ?? []),
     join(REPO_ROOT, 'bin/kubelab.mjs'),
@@ -85,7 +93,7 @@ export async function startChildControlPlane(options: ChildControlPlaneOptions):
       await exit;
       clearTimeout(timer);
     }
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
 
   try {
@@ -123,6 +131,8 @@ export async function startChildControlPlane(options: ChildControlPlaneOptions):
     caPem,
     pid: child.pid ?? 0,
     dataDir,
+    port,
+    metricsPort,
     client(separateChannel = false) {
       const c = grpcClient({
         server,
@@ -137,4 +147,17 @@ export async function startChildControlPlane(options: ChildControlPlaneOptions):
     },
     stop: cleanup,
   };
+}
+
+/** A join token for agents, made the way a person makes one: `kubelab token create`. */
+export async function createJoinToken(cp: ChildControlPlane): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [join(REPO_ROOT, 'bin/kubelab.mjs'), 'token', 'create', '--data-dir', cp.dataDir, '--server', cp.server],
+    { cwd: REPO_ROOT },
+  );
+  const token = stdout.trim();
+  if (!/^K10[0-9a-f]{64}::/.test(token))
+    throw new Error(`kubelab token create printed ${JSON.stringify(stdout.slice(0, 200))}`);
+  return token;
 }
