@@ -146,7 +146,7 @@ export function upsertSummaryRow(path: string, row: SummaryRow): void {
     return;
   }
   const fields = cells(lines[head]).map(fieldOf);
-  const line = `| ${fields.map((f) => esc(row[f])).join(' | ')} |`;
+  const line = `| ${fields.map((f) => esc(f === 'result' ? withVerdict(row.result) : row[f])).join(' | ')} |`;
   let end = head + 2;
   while (end < introEnd && /^\|/.test(lines[end])) end++;
   const mine = lines
@@ -154,5 +154,67 @@ export function upsertSummaryRow(path: string, row: SummaryRow): void {
     .findIndex((l) => cells(l)[0]?.includes(row.bench.replace(/`/g, '')));
   if (mine >= 0) lines[head + 2 + mine] = line;
   else lines.splice(end, 0, line);
-  writeFileSync(path, lines.join('\n'));
+  writeFileSync(path, linkSummaryRows(lines.join('\n')));
+}
+
+/**
+ * A result led by PASS or MISS, so a reader sees it first: from "N of M targets met" (or goals,
+ * checks) or a plain "pass"/"fail"; a result with no goals ("–") is left as it is.
+ */
+export function withVerdict(result: string): string {
+  if (/^\*{0,2}(PASS|MISS)\b/.test(result)) return result;
+  const counted = /(\d+) of (\d+) (?:targets|goals|checks)/.exec(result);
+  if (counted) return `${counted[1] === counted[2] ? 'PASS' : 'MISS'}: ${result}`;
+  const plain = /^(pass|fail)\b[:\s]*(.*)$/is.exec(result);
+  if (plain) return `${plain[1].toLowerCase() === 'pass' ? 'PASS' : 'MISS'}${plain[2] ? ` ${plain[2]}` : ''}`;
+  return result;
+}
+
+/** The anchor GitHub gives a heading (github-slugger's rule), `-N` added for repeats. */
+function anchorsOf(headings: string[]): string[] {
+  const seen = new Map<string, number>();
+  return headings.map((h) => {
+    const slug = h
+      .replace(/^#+\s*/, '')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    return n ? `${slug}-${n}` : slug;
+  });
+}
+
+/**
+ * Makes each summary row's benchmark name a link to its latest section: the last `## ` heading
+ * that starts with a time of the row's date cell, or else the last one naming the benchmark.
+ */
+export function linkSummaryRows(text: string): string {
+  const lines = text.split('\n');
+  const headings = lines.filter((l) => l.startsWith('## '));
+  const anchors = anchorsOf(headings);
+  const firstSection = lines.findIndex((l) => l.startsWith('## '));
+  const end = firstSection < 0 ? lines.length : firstSection;
+  const head = lines.findIndex((l, i) => i + 1 < end && /^\|/.test(l) && /^\|\s*:?-{3}/.test(lines[i + 1]));
+  if (head < 0) return text;
+  const fields = cells(lines[head]).map(fieldOf);
+  const benchAt = fields.indexOf('bench');
+  const dateAt = fields.indexOf('date');
+  for (let i = head + 2; i < end && /^\|/.test(lines[i]); i++) {
+    const row = cells(lines[i]);
+    const name = /bench:[\w-]+/.exec(row[benchAt] ?? '')?.[0];
+    const times = (row[dateAt] ?? '').match(/\d{4}-\d\d-\d\d \d\d:\d\d/g) ?? [];
+    let at = -1;
+    for (let h = headings.length - 1; h >= 0 && at < 0; h--)
+      if (times.some((t) => headings[h].startsWith(`## ${t} UTC`))) at = h;
+    for (let h = headings.length - 1; h >= 0 && at < 0; h--)
+      if (name && headings[h].includes(`\`npm run ${name}\``)) at = h;
+    if (at < 0) continue;
+    const label = (row[benchAt] ?? '').replace(/^\[(.*)\]\(#[^)]*\)$/, '$1');
+    row[benchAt] = `[${label}](#${anchors[at]})`;
+    const resultAt = fields.indexOf('result');
+    if (resultAt >= 0 && row[resultAt]) row[resultAt] = withVerdict(row[resultAt]);
+    lines[i] = `| ${row.join(' | ')} |`;
+  }
+  return lines.join('\n');
 }
