@@ -39,9 +39,10 @@ export function claim<T extends ObjectLike>(
   const deleting = !!owner.metadata?.deletionTimestamp;
   for (const obj of objects) {
     const ref = controllerRef(obj);
+    // Another owner's: not ours to match, adopt or release.
+    if (ref && ref.uid !== owner.metadata?.uid) continue;
     const matches = selector.matches(obj.metadata?.labels ?? {});
     if (ref) {
-      if (ref.uid !== owner.metadata?.uid) continue;
       if (matches || deleting) result.owned.push(obj);
       else result.release.push(obj);
     } else if (matches && !deleting && !obj.metadata?.deletionTimestamp) {

@@ -16,6 +16,7 @@ import type { ControllerContext, ControllerDefinition } from '../types.js';
 import { KeyWorker, WorkerController } from '../worker.js';
 import { PerKeyBackoff } from './backoff.js';
 import { claimObjects } from '../common/adoption.js';
+import { controlledBy, controlledOrOrphans, indexByController } from '../common/candidates.js';
 import { controllerRef } from '../common/claim.js';
 import { computeHash } from '../common/hash.js';
 import {
@@ -73,6 +74,8 @@ export class DaemonSetController extends WorkerController {
     this.pods = ctx.informers.informerFor('Pod');
     this.nodes = ctx.informers.informerFor('Node');
     this.revisions = ctx.informers.informerFor('ControllerRevision');
+    indexByController(this.pods);
+    indexByController(this.revisions);
     this.worker = new KeyWorker(
       { name: 'daemonset', clock: ctx.clock, logger: ctx.logger, metrics: ctx.queueMetrics },
       (key) => this.syncDaemonSet(key),
@@ -258,7 +261,7 @@ export class DaemonSetController extends WorkerController {
 
   /** Its pods by the node they are for, after adopting and releasing (getNodesToDaemonPods). */
   private async nodesToDaemonPods(ds: DaemonSet, selector: LabelSelector): Promise<NodeToDaemonPods> {
-    const pods = await this.claimed(ds, selector, 'Pod', this.pods.list(ds.metadata!.namespace));
+    const pods = await this.claimed(ds, selector, 'Pod', controlledOrOrphans(this.pods, ds));
     const byNode: NodeToDaemonPods = new Map();
     for (const pod of pods) {
       // A pod that is finished and being deleted is as good as gone.
@@ -273,9 +276,7 @@ export class DaemonSetController extends WorkerController {
   }
 
   private hasPodsOn(ds: DaemonSet, nodeName: string): boolean {
-    return this.pods
-      .list(ds.metadata!.namespace)
-      .some((p) => controllerRef(p)?.uid === ds.metadata?.uid && targetNodeName(p) === nodeName);
+    return controlledBy(this.pods, ds.metadata?.uid).some((p) => targetNodeName(p) === nodeName);
   }
 
   /** The objects the DaemonSet owns once orphans it selects are adopted and strays released. */
@@ -307,7 +308,7 @@ export class DaemonSetController extends WorkerController {
       ds,
       selector,
       'ControllerRevision',
-      this.revisions.list(ds.metadata!.namespace),
+      controlledOrOrphans(this.revisions, ds),
     );
     const matching = owned
       .filter((r) => revisionMatches(ds, r))
@@ -361,12 +362,8 @@ export class DaemonSetController extends WorkerController {
     const keepHash = keep.metadata?.labels?.[REVISION_HASH_LABEL] ?? '';
     for (const dup of duplicates) {
       const dupHash = dup.metadata?.labels?.[REVISION_HASH_LABEL];
-      for (const pod of this.pods.list(ds.metadata!.namespace)) {
-        if (
-          controllerRef(pod)?.uid !== ds.metadata?.uid ||
-          pod.metadata?.labels?.[REVISION_HASH_LABEL] !== dupHash
-        )
-          continue;
+      for (const pod of controlledBy(this.pods, ds.metadata?.uid)) {
+        if (pod.metadata?.labels?.[REVISION_HASH_LABEL] !== dupHash) continue;
         await client.patch(
           'Pod',
           pod.metadata!.name!,

@@ -14,6 +14,7 @@ import { metaNamespaceKey, splitKey } from '../../../client/cache/keys.js';
 import type { EventRecorder } from '../../../client/events/recorder.js';
 import { clone, deepEqual } from '../../../client/util/objects.js';
 import { claimObjects } from '../common/adoption.js';
+import { controlledBy, controlledOrOrphans, indexByController } from '../common/candidates.js';
 import { controllerRef, ownerRefFor } from '../common/claim.js';
 import { computeHash } from '../common/hash.js';
 import {
@@ -68,6 +69,8 @@ export class DeploymentController extends WorkerController {
     this.deployments = ctx.informers.informerFor('Deployment');
     this.replicaSets = ctx.informers.informerFor('ReplicaSet');
     this.pods = ctx.informers.informerFor('Pod');
+    indexByController(this.pods);
+    indexByController(this.replicaSets);
     this.worker = new KeyWorker(
       { name: 'deployment', clock: ctx.clock, logger: ctx.logger, metrics: ctx.queueMetrics },
       (key) => this.syncDeployment(key),
@@ -180,14 +183,12 @@ export class DeploymentController extends WorkerController {
     rsList: ReplicaSet[],
   ): boolean {
     if (actualReplicas(old) > 0) return true;
-    const oldUids = new Set(rsList.filter((rs) => rs !== newRS).map((rs) => rs.metadata?.uid));
-    return this.pods
-      .list(d.metadata!.namespace)
-      .some(
-        (p) =>
-          oldUids.has(controllerRef(p)?.uid) &&
-          p.status?.phase !== 'Succeeded' &&
-          p.status?.phase !== 'Failed',
+    return rsList
+      .filter((rs) => rs !== newRS)
+      .some((rs) =>
+        controlledBy(this.pods, rs.metadata?.uid).some(
+          (p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed',
+        ),
       );
   }
 
@@ -201,7 +202,7 @@ export class DeploymentController extends WorkerController {
       { kind: 'Deployment', object: d },
       selector,
       'ReplicaSet',
-      this.replicaSets.list(d.metadata!.namespace),
+      controlledOrOrphans(this.replicaSets, d),
     );
   }
 

@@ -15,6 +15,7 @@ import { rfc3339 } from '../../../client/util/clock.js';
 import { clone, deepEqual } from '../../../client/util/objects.js';
 import { labelSelectorFromObject } from '../../../client/api/selectors.js';
 import { claimObjects } from '../common/adoption.js';
+import { controlledOrOrphans, indexByController } from '../common/candidates.js';
 import { ControllerExpectations } from '../common/expectations.js';
 import { ownedObjectHandlers, ownersFromInformer } from '../common/ownedevents.js';
 import { podFromTemplate } from '../common/podtemplate.js';
@@ -50,6 +51,7 @@ export class JobController extends WorkerController {
     this.recorder = ctx.recorder('job-controller');
     this.jobs = ctx.informers.informerFor('Job');
     this.pods = ctx.informers.informerFor('Pod');
+    indexByController(this.pods);
     this.worker = new KeyWorker(
       { name: 'job', clock: ctx.clock, logger: ctx.logger, metrics: ctx.queueMetrics },
       (key) => this.syncJob(key),
@@ -94,7 +96,7 @@ export class JobController extends WorkerController {
       { kind: 'Job', object: job },
       selector,
       'Pod',
-      this.pods.list(namespace),
+      controlledOrOrphans(this.pods, job),
     );
     const now = this.ctx.clock.now();
     const news = newlyFinished(job, pods);

@@ -14,6 +14,7 @@ import { metaNamespaceKey, splitKey } from '../../../client/cache/keys.js';
 import type { EventRecorder } from '../../../client/events/recorder.js';
 import { claimObjects } from '../common/adoption.js';
 import { isPodActive } from '../common/availability.js';
+import { controlledBy, controlledOrOrphans, indexByController } from '../common/candidates.js';
 import { controllerRef } from '../common/claim.js';
 import { ControllerExpectations } from '../common/expectations.js';
 import { ownedObjectHandlers, ownersFromInformer } from '../common/ownedevents.js';
@@ -49,6 +50,8 @@ export class ReplicaSetController extends WorkerController {
     this.recorder = ctx.recorder('replicaset-controller');
     this.replicaSets = ctx.informers.informerFor('ReplicaSet');
     this.pods = ctx.informers.informerFor('Pod');
+    indexByController(this.pods);
+    indexByController(this.replicaSets);
     this.worker = new KeyWorker(
       { name: 'replicaset', clock: ctx.clock, logger: ctx.logger, metrics: ctx.queueMetrics },
       (key) => this.syncReplicaSet(key),
@@ -91,7 +94,7 @@ export class ReplicaSetController extends WorkerController {
     }
     const needsSync = this.expectations.satisfiedExpectations(key);
     const selector = labelSelectorFromObject(rs.spec?.selector ?? {}, 'spec.selector');
-    const active = this.pods.list(namespace).filter(isPodActive);
+    const active = controlledOrOrphans(this.pods, rs).filter(isPodActive);
     const owned = await claimObjects(
       this.ctx.client,
       this.ctx.logger,
@@ -181,16 +184,9 @@ export class ReplicaSetController extends WorkerController {
   private relatedPods(rs: ReplicaSet): Pod[] {
     const owner = controllerRef(rs);
     const siblings = owner
-      ? new Set(
-          this.replicaSets
-            .list(rs.metadata!.namespace)
-            .filter((r) => controllerRef(r)?.uid === owner.uid)
-            .map((r) => r.metadata!.uid),
-        )
-      : new Set([rs.metadata!.uid]);
-    return this.pods
-      .list(rs.metadata!.namespace)
-      .filter((p) => isPodActive(p) && siblings.has(controllerRef(p)?.uid));
+      ? controlledBy(this.replicaSets, owner.uid).map((r) => r.metadata!.uid)
+      : [rs.metadata!.uid];
+    return siblings.flatMap((uid) => controlledBy(this.pods, uid)).filter(isPodActive);
   }
 
   private async updateStatus(rs: ReplicaSet, status: NonNullable<ReplicaSet['status']>): Promise<void> {

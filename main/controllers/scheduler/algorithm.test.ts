@@ -40,6 +40,20 @@ describe('SchedulingAlgorithm', () => {
     expect(result).toMatchObject({ kind: 'placed', nodeName: 'n2', evaluated: 1 });
   });
 
+  it('looks a pinned pod’s node up by name when it can, without walking every node', () => {
+    const unwalkable = Object.assign([...nodes], {
+      filter: () => {
+        throw new Error('walked every node');
+      },
+    });
+    const result = new SchedulingAlgorithm(DEFAULT_FILTERS, DEFAULT_SCORES).schedule(
+      podInfo(pinned('n1', '100m')),
+      unwalkable,
+      (name) => nodes.find((n) => n.name === name),
+    );
+    expect(result).toMatchObject({ kind: 'placed', nodeName: 'n1', evaluated: 1 });
+  });
+
   it('reports a pinned pod that does not fit with the other nodes as not matching its affinity', () => {
     const result = new SchedulingAlgorithm(DEFAULT_FILTERS, DEFAULT_SCORES).schedule(
       podInfo(pinned('n1', '2')),

@@ -48,9 +48,21 @@ export class SchedulingAlgorithm {
     private readonly random: () => number = Math.random,
   ) {}
 
-  schedule(pod: PodInfo, allNodes: NodeInfo[]): Placement | FitFailure {
+  /**
+   * `nodeNamed` looks a node up by name: a pod that names its nodes (a DaemonSet's pod names
+   * one) is then filtered against those alone, without a walk over every node.
+   */
+  schedule(
+    pod: PodInfo,
+    allNodes: NodeInfo[],
+    nodeNamed?: (name: string) => NodeInfo | undefined,
+  ): Placement | FitFailure {
     const named = nodeNamesFromAffinity(pod.pod);
-    const nodes = named ? allNodes.filter((n) => named.has(n.name)) : allNodes;
+    const nodes = !named
+      ? allNodes
+      : nodeNamed
+        ? [...named].map(nodeNamed).filter((n): n is NodeInfo => n !== undefined)
+        : allNodes.filter((n) => named.has(n.name));
     const total = nodes.length;
     const wanted = numFeasibleNodesToFind(total);
     const feasible: NodeInfo[] = [];
