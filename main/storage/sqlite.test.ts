@@ -59,6 +59,47 @@ describe('sqlite storage', () => {
     }
   });
 
+  it('acknowledges a large batch a chunk per turn of the event loop, with watchers and the revision in step', async () => {
+    const { dir, path } = tempDb();
+    const s = await openSqliteStorage({ path, compactIntervalMs: 0 });
+    try {
+      const start = await s.currentRevision();
+      let acked = 0;
+      let watched = 0;
+      // What a timer, a lease renewal or the GUI would see between turns: acknowledged writes,
+      // delivered events and the store's revision.
+      const turns: Array<{ acked: number; watched: number; revision: number }> = [];
+      const handle = s.watch('/burst/', start, {
+        onEvents: (events) => void (watched += events.length),
+        onError: () => undefined,
+      });
+      let polling = true;
+      const poll = () => {
+        if (!polling) return;
+        void s
+          .currentRevision()
+          .then((revision) => turns.push({ acked, watched, revision: revision - start }));
+        setImmediate(poll);
+      };
+      setImmediate(poll);
+      await Promise.all(
+        Array.from({ length: 1000 }, (_, i) => s.create(`/burst/${i}`, 'x').then(() => acked++)),
+      );
+      polling = false;
+      handle.cancel();
+      const between = turns.filter((t) => t.acked > 0 && t.acked < 1000);
+      expect(between.length).toBeGreaterThan(3);
+      for (const t of between) {
+        // Never acknowledged before its watchers saw it, nor reported as the revision before then.
+        expect(t.watched).toBeGreaterThanOrEqual(t.acked);
+        expect(t.revision).toBeLessThanOrEqual(t.watched);
+      }
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps the file bounded under lease-style churn when history is compacted on the timer', async () => {
     const { dir, path } = tempDb();
     let clock = 0;

@@ -166,6 +166,9 @@ function keepPrivate(path: string): void {
   }
 }
 
+/** Writes of a committed batch acknowledged (and published) per turn of the event loop. */
+const DELIVERY_CHUNK = 64;
+
 class SqliteWatcher {
   private queue: StorageEvent[] = [];
   private scheduled = false;
@@ -403,22 +406,35 @@ export class SqliteStorage implements Storage {
     if (this.committing || this.pending.length === 0) return;
     const batch = this.pending.splice(0, this.maxBatch);
     this.committing = this.writer.commit(batch.map((w) => w.op)).then(
-      ({ outcomes, revision }) => {
-        this.revision = revision;
+      async ({ outcomes, revision }) => {
         // The write thread sends back no values for puts: they are the ones we sent.
         outcomes.forEach((o, i) => {
           const op = batch[i].op;
           if (o.ok && o.event.type === 'put' && op.kind !== 'delete') o.kv.value = o.event.value = op.value;
         });
-        const events: StorageEvent[] = [];
-        for (const o of outcomes) if (o.ok) events.push(o.event);
-        // Watchers (the watch cache) see a write before its writer is acknowledged.
-        if (events.length) this.publish(events);
-        batch.forEach((w, i) => {
-          const o = outcomes[i];
-          if (o.ok) w.resolve(o.kv);
-          else w.reject(new StorageError(o.code, o.message, { key: w.op.key, current: o.current }));
-        });
+        // Handed out a chunk per turn of the event loop: a batch of thousands, with every
+        // watcher's and writer's follow-up work, would otherwise hold the loop for seconds
+        // (timers, leases and the GUI wait behind it). The store's revision advances with
+        // what has been handed out, so reads and new watches never run ahead of the watchers.
+        for (let from = 0; from < batch.length; from += DELIVERY_CHUNK) {
+          if (from > 0) await new Promise<void>((r) => setImmediate(r));
+          const to = Math.min(batch.length, from + DELIVERY_CHUNK);
+          const events: StorageEvent[] = [];
+          for (let i = from; i < to; i++) {
+            const o = outcomes[i];
+            if (o.ok) events.push(o.event);
+          }
+          if (events.length) this.revision = events[events.length - 1].revision;
+          // Watchers (the watch cache) see a write before its writer is acknowledged.
+          if (events.length) this.publish(events);
+          for (let i = from; i < to; i++) {
+            const o = outcomes[i];
+            const w = batch[i];
+            if (o.ok) w.resolve(o.kv);
+            else w.reject(new StorageError(o.code, o.message, { key: w.op.key, current: o.current }));
+          }
+        }
+        this.revision = revision;
       },
       (err: Error) => {
         const failure = new StorageError(
