@@ -74,7 +74,23 @@ export function podForNode(ds: DaemonSet, nodeName: string): Pod {
   };
 }
 
+/**
+ * Remembered per (node, DaemonSet) pair of frozen objects — the informers' cached objects,
+ * which never change: a sync asks about every node several times (manage, the rolling update,
+ * the status), and at thousands of nodes building the would-be pod each time was most of it.
+ */
+const remembered = new WeakMap<Node, WeakMap<DaemonSet, Eligibility>>();
+
 export function nodeShouldRunDaemonPod(node: Node, ds: DaemonSet): Eligibility {
+  if (!Object.isFrozen(node) || !Object.isFrozen(ds)) return decide(node, ds);
+  let byDs = remembered.get(node);
+  if (!byDs) remembered.set(node, (byDs = new WeakMap()));
+  let e = byDs.get(ds);
+  if (!e) byDs.set(ds, (e = decide(node, ds)));
+  return e;
+}
+
+function decide(node: Node, ds: DaemonSet): Eligibility {
   const templateNode = ds.spec?.template?.spec?.nodeName;
   if (templateNode && templateNode !== node.metadata?.name)
     return { shouldRun: false, shouldContinueRunning: false };

@@ -156,3 +156,25 @@ describe('nodeShouldRunDaemonPod: taints × tolerations × effects', () => {
     expect(nodeShouldRunDaemonPod(node('n1', { taints }), ds({ hostNetwork: true }))).toEqual(RUN);
   });
 });
+
+describe('nodeShouldRunDaemonPod: cached objects', () => {
+  const frozen = <T>(o: T): T => {
+    if (o && typeof o === 'object') {
+      for (const v of Object.values(o)) frozen(v);
+      Object.freeze(o);
+    }
+    return o;
+  };
+
+  it('answers for frozen (cached) objects as for fresh ones, and anew for each new version of a node', () => {
+    const daemon = frozen(ds({ nodeSelector: { disk: 'ssd' } }));
+    const v1 = frozen(node('n1', { labels: { disk: 'ssd' } }));
+    expect(nodeShouldRunDaemonPod(v1, daemon)).toEqual(RUN);
+    expect(nodeShouldRunDaemonPod(v1, daemon)).toEqual(RUN);
+    const v2 = frozen(node('n1', { labels: { disk: 'ssd' }, taints: [{ key: 'k', effect: 'NoSchedule' }] }));
+    expect(nodeShouldRunDaemonPod(v2, daemon)).toEqual(KEEP);
+    const v3 = frozen(node('n1', { labels: { disk: 'hdd' } }));
+    expect(nodeShouldRunDaemonPod(v3, daemon)).toEqual(NONE);
+    expect(nodeShouldRunDaemonPod(v1, frozen(ds({ nodeSelector: { disk: 'hdd' } })))).toEqual(NONE);
+  });
+});
