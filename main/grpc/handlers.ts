@@ -9,6 +9,7 @@ import { toApiError } from '../apiserver/apiserver.js';
 import type { FlowControl } from '../apiserver/flowcontrol/dispatcher.js';
 import type { Logger } from '../logging.js';
 import type { TokenStore } from './tokens.js';
+import { kindOfObjectBytes } from './writeenvelope.js';
 import { isMalformed, toServiceError } from './wire.js';
 
 export function identityOf(metadata: grpc.Metadata, tokens: TokenStore): Identity {
@@ -72,8 +73,26 @@ export function unaryHandlers(
     authenticated: (fn) => (call, callback) =>
       run(call, callback, () => {
         const id = identityOf(call.metadata, tokens);
-        return flowControl ? flowControl.run(id, () => fn(id, call.request)) : fn(id, call.request);
+        return flowControl
+          ? flowControl.run(id, () => fn(id, call.request), requestKind(call.request))
+          : fn(id, call.request);
       }),
     open: (fn) => (call, callback) => run(call, callback, () => fn(call.request)),
   };
+}
+
+/**
+ * The kind a request names, for its priority level: its `kind` field, or the kind a typed
+ * object's bytes carry (read from their field tags; the request is decoded later, and refused
+ * then if it is malformed).
+ */
+function requestKind(request: unknown): string | undefined {
+  const r = request as { kind?: unknown; object?: unknown };
+  if (typeof r?.kind === 'string' && r.kind) return r.kind;
+  if (!(r?.object instanceof Uint8Array)) return undefined;
+  try {
+    return kindOfObjectBytes(r.object)?.kind;
+  } catch {
+    return undefined;
+  }
 }

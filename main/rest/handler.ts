@@ -333,7 +333,7 @@ export function restHandler(
       // Watches and pod streams are long-running: they take no seat (Kubernetes' APF too).
       if (r.verb === 'watch' || LONG_RUNNING_SUBRESOURCES.has(r.subresource ?? ''))
         return serveResource(id, r, req, res, url);
-      return api.flowControl.run(id, () => serveResource(id, r, req, res, url));
+      return api.flowControl.run(id, () => serveResource(id, r, req, res, url), r.info.kind);
     }
     if (r.type === 'review') {
       const answer = answerReview(api, id, r.review, await readOptionalObject(req, r.review.kind));

@@ -8,6 +8,7 @@ import { request } from 'node:https';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../client/api/errors.js';
 import type { Namespace, Node } from '../../client/api/types.js';
+import type { FlowControlConfig } from '../../main/apiserver/flowcontrol/levels.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 
 let t: TestControlPlane | undefined;
@@ -15,6 +16,15 @@ afterEach(async () => {
   await t?.close();
   t = undefined;
 });
+
+/** A control plane whose priority levels have 8 seats and 64 waiting, but for `small`. */
+function startWithLevels(small: Partial<FlowControlConfig>): Promise<TestControlPlane> {
+  const roomy = { seats: 8, queueLength: 64, queueWaitMs: 15_000 };
+  return startTestControlPlane({
+    controllers: false,
+    flowControl: { 'node-high': roomy, system: roomy, 'global-default': roomy, ...small },
+  });
+}
 
 const namespace = (name: string): Namespace => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 
@@ -52,13 +62,7 @@ function restCreate(
 
 describe('API priority and fairness', () => {
   it("refuses a flood past its level's seats and queue with a retry hint, keeps the connection, and lets a node through", async () => {
-    t = await startTestControlPlane({
-      controllers: false,
-      flowControl: {
-        'node-high': { seats: 8, queueLength: 64, queueWaitMs: 15_000 },
-        'global-default': { seats: 2, queueLength: 4, queueWaitMs: 15_000 },
-      },
-    });
+    t = await startWithLevels({ 'global-default': { seats: 2, queueLength: 4, queueWaitMs: 15_000 } });
     // No retries: the test sees every refusal as the client gets it.
     const user = t.client({ retry: { attempts: 1 } });
     const nodeToken = t.cp.tokens.create({ name: 'system:node:pi-1', role: 'node', nodeName: 'pi-1' }).token;
@@ -127,5 +131,36 @@ describe('API priority and fairness', () => {
       );
     // The patient client's refused tries count too.
     expect(Number(rejectedLine?.split(' ').pop())).toBeGreaterThanOrEqual(refused.length + tooMany.length);
+  });
+
+  it("runs a node's heartbeat (its Node, its Lease) in node-high while the rest of what nodes send is queued in system", async () => {
+    t = await startWithLevels({ system: { seats: 2, queueLength: 2, queueWaitMs: 15_000 } });
+    const admin = t.client();
+    const nodeToken = t.cp.tokens.create({ name: 'system:node:pi-1', role: 'node', nodeName: 'pi-1' }).token;
+    const node = t.client({ token: nodeToken, retry: { attempts: 1 } });
+    await node.create<Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'pi-1' } });
+    // Two reads of the node's pods that wait for a resourceVersion the store has not reached
+    // hold both seats of the system level, as a fleet's pod status writes would.
+    const future = String(Number((await admin.list('Namespace')).resourceVersion) + 1_000_000);
+    const holding = [0, 1].map(() =>
+      node
+        .list('Pod', { fieldSelector: 'spec.nodeName=pi-1', resourceVersion: future })
+        .catch((e: unknown) => e),
+    );
+    await expect.poll(() => t!.cp.api.flowControl.snapshot().system.executing).toBe(2);
+    const renewed = await node.create({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'pi-1', namespace: 'kube-node-lease' },
+      spec: { holderIdentity: 'pi-1', leaseDurationSeconds: 40 },
+    });
+    expect(renewed.metadata?.name).toBe('pi-1');
+    const reported = await node.updateStatus<Node>({
+      ...(await node.get('Node', 'pi-1')),
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    expect(reported.status?.conditions?.[0]?.type).toBe('Ready');
+    expect(t.cp.api.flowControl.snapshot().system.executing).toBe(2);
+    await Promise.all(holding);
   });
 });

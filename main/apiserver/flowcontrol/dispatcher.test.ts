@@ -8,6 +8,7 @@ import type { FlowControlConfig } from './levels.js';
 
 const CONFIG: FlowControlConfig = {
   'node-high': { seats: 2, queueLength: 4, queueWaitMs: 10_000 },
+  system: { seats: 2, queueLength: 4, queueWaitMs: 10_000 },
   'global-default': { seats: 2, queueLength: 4, queueWaitMs: 10_000 },
 };
 const alice: Identity = { name: 'alice', role: 'admin' };
@@ -98,10 +99,29 @@ describe('FlowControl', () => {
     const busy = running.map((h) => fc.run(alice, h.work));
     const flood = Array.from({ length: 10 }, () => fc.run(alice, async () => 'ran').catch(() => 'refused'));
     // The user level is full and its queue too; the node's renewal runs at once.
-    expect(await fc.run(node, async () => 'renewed')).toBe('renewed');
+    expect(await fc.run(node, async () => 'renewed', 'Lease')).toBe('renewed');
     for (const h of running) h.end();
     const outcomes = await Promise.all(flood);
     expect(outcomes.filter((o) => o === 'refused')).toHaveLength(6);
+    await Promise.all(busy);
+  });
+
+  it("keeps a node's heartbeats (its Node, its Lease) apart from the rest of what it sends", async () => {
+    const fc = new FlowControl(CONFIG, new FakeClock());
+    // Pod status and events from a fleet starting its pods fill the system level and its queue.
+    const running = [held(), held()];
+    const busy = running.map((h) => fc.run(node, h.work, 'Pod'));
+    const statuses = Array.from({ length: 6 }, () =>
+      fc.run(node, async () => 'written', 'Pod').catch(() => 'refused'),
+    );
+    expect(fc.snapshot().system).toEqual({ executing: 2, queued: 4 });
+    expect(await fc.run(node, async () => 'refused?', 'Event').catch(() => 'refused')).toBe('refused');
+    // The lease renewal and the node status report run at once in node-high.
+    expect(await fc.run(node, async () => 'renewed', 'Lease')).toBe('renewed');
+    expect(await fc.run(node, async () => 'reported', 'Node')).toBe('reported');
+    expect(fc.snapshot()['node-high']).toEqual({ executing: 0, queued: 0 });
+    for (const h of running) h.end();
+    expect((await Promise.all(statuses)).filter((o) => o === 'refused')).toHaveLength(2);
     await Promise.all(busy);
   });
 

@@ -122,9 +122,9 @@ export class FlowControl {
       if (!registry.getSingleMetric(name)) registry.registerMetric(metric);
   }
 
-  /** Runs `work` in a seat of the caller's level, once one is free. */
-  async run<T>(id: Identity, work: () => Promise<T>): Promise<T> {
-    const { level: name, flow } = classify(id);
+  /** Runs `work` in a seat of the caller's level for a request about `kind`, once one is free. */
+  async run<T>(id: Identity, work: () => Promise<T>, kind?: string): Promise<T> {
+    const { level: name, flow } = classify(id, kind);
     const level = this.levels.get(name)!;
     await this.seat(level, flow);
     try {

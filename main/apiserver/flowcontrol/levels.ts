@@ -6,13 +6,16 @@
  * renewals and node status reports, in theirs, go through at once.
  *
  * The levels are Kubernetes' default ones that a kubelab cluster has callers for: `node-high`
- * (Kubernetes' for system:nodes) and `global-default` (everyone else). Watches and log streams
+ * for the agents' heartbeats — their Node and its Lease (Kubernetes' system-node-high flow
+ * schema) —, `system` for the rest of what agents send: pod status, events (its system-nodes
+ * schema), and `global-default` for everyone else. A fleet starting thousands of pods at once
+ * then queues in `system` while its lease renewals keep their own seats. Watches and log streams
  * are long-running and take no seat, as in Kubernetes. The in-process controllers call the
  * apiserver directly, not through a front door, and are not counted.
  */
 import type { Identity } from '../../../client/api/local.js';
 
-export type PriorityLevelName = 'node-high' | 'global-default';
+export type PriorityLevelName = 'node-high' | 'system' | 'global-default';
 
 export interface PriorityLevel {
   /** Requests of this level that run at once. */
@@ -32,11 +35,23 @@ export type FlowControlConfig = Record<PriorityLevelName, PriorityLevel>;
  */
 export const DEFAULT_FLOW_CONTROL: FlowControlConfig = {
   'node-high': { seats: 256, queueLength: 4096, queueWaitMs: 15_000 },
+  // Fewer seats than node-high: what runs at once shares one event loop with the heartbeats.
+  system: { seats: 64, queueLength: 4096, queueWaitMs: 15_000 },
   'global-default': { seats: 64, queueLength: 1024, queueWaitMs: 15_000 },
 };
 
-/** The level of a request, and its flow: whose requests share one fair queue. */
-export function classify(id: Identity): { level: PriorityLevelName; flow: string } {
-  if (id.role === 'node') return { level: 'node-high', flow: `node:${id.nodeName ?? id.name}` };
+/** Kinds whose writes by an agent are its heartbeat (a node may write only its own). */
+const HEARTBEAT_KINDS: ReadonlySet<string> = new Set(['Node', 'Lease']);
+
+/**
+ * The level of a request, and its flow: whose requests share one fair queue. `kind` is what
+ * the request names (undefined when it names none).
+ */
+export function classify(id: Identity, kind?: string): { level: PriorityLevelName; flow: string } {
+  if (id.role === 'node')
+    return {
+      level: kind && HEARTBEAT_KINDS.has(kind) ? 'node-high' : 'system',
+      flow: `node:${id.nodeName ?? id.name}`,
+    };
   return { level: 'global-default', flow: `user:${id.name}` };
 }
