@@ -215,7 +215,7 @@ const RESET_PATTERN = /RST_STREAM|ENHANCE_YOUR_CALM|GOAWAY|INTERNAL_ERROR|rapid 
 function startFleet(name: string, config: HollowChildConfig, problems: Map<string, number>): Fleet {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'test/bench/lib/hollow-child.ts')],
+    ['--max-old-space-size=8192', '--import', 'tsx', join(REPO_ROOT, 'test/bench/lib/hollow-child.ts')],
     {
       cwd: REPO_ROOT,
       env: { ...process.env, KUBELAB_BENCH_HOLLOW_CHILD: JSON.stringify(config), KUBELAB_LOG_LEVEL: 'warn' },
@@ -537,7 +537,8 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
     dataDir: serverDir,
     port: await freePort(),
     metricsPort: await freePort(),
-    nodeArgs: ['--import', pathToFileURL(PROBE).href],
+    // Room beyond V8's default heap limit, so that a heap too big for the target is measured, not a crash.
+    nodeArgs: ['--max-old-space-size=8192', '--import', pathToFileURL(PROBE).href],
     serverArgs: ['--ui-listen', `127.0.0.1:${uiPort}`],
     env: { KUBELAB_BENCH_LOOP_PROBE: probePath },
     startTimeoutMs: 180_000,

@@ -35,8 +35,9 @@ export type FlowControlConfig = Record<PriorityLevelName, PriorityLevel>;
  */
 export const DEFAULT_FLOW_CONTROL: FlowControlConfig = {
   'node-high': { seats: 256, queueLength: 4096, queueWaitMs: 15_000 },
-  // Fewer seats than node-high: what runs at once shares one event loop with the heartbeats.
-  system: { seats: 64, queueLength: 4096, queueWaitMs: 15_000 },
+  // As many seats as node-high: with 64, a fleet starting its pods was held to a few hundred
+  // status writes a second by the store's latency, not by the server's capacity.
+  system: { seats: 256, queueLength: 4096, queueWaitMs: 15_000 },
   'global-default': { seats: 64, queueLength: 1024, queueWaitMs: 15_000 },
 };
 
