@@ -68,9 +68,15 @@ export interface SqliteStorageOptions {
   logger?: Logger;
 }
 
+/** What the write thread answers for a batch: each write's outcome, and the revision after it. */
+interface CommitResult {
+  outcomes: Outcome[];
+  revision: number;
+}
+
 /** Where writes go: the engine itself (inline) or the worker holding the write connection. */
 interface Writer {
-  commit(ops: WriteOp[]): Promise<{ outcomes: Outcome[]; revision: number }>;
+  commit(ops: WriteOp[]): Promise<CommitResult>;
   setMeta(values: Record<string, number>): Promise<void>;
   compactChunk(cursor: number, target: number): Promise<{ cursor: number; done: boolean }>;
   tidy(): Promise<void>;
@@ -237,6 +243,8 @@ export class SqliteStorage implements Storage {
   private pending: PendingWrite[] = [];
   private flushScheduled = false;
   private committing: Promise<void> | undefined;
+  /** Committed batches being handed out, in commit order. */
+  private delivering: Promise<void> = Promise.resolve();
   private closed = false;
   private readonly watchers = new Set<SqliteWatcher>();
   private readonly maxBatch: number;
@@ -400,55 +408,70 @@ export class SqliteStorage implements Storage {
     });
   }
 
-  /** Commits the pending writes as one batch; the next batch waits for this one. */
+  /**
+   * Commits the pending writes as one batch. The next batch is committed as soon as the write
+   * thread has answered for this one, while this one is still being handed out; hand-outs keep
+   * the commit order.
+   */
   private flush(): void {
     this.flushScheduled = false;
     if (this.committing || this.pending.length === 0) return;
     const batch = this.pending.splice(0, this.maxBatch);
-    this.committing = this.writer.commit(batch.map((w) => w.op)).then(
-      async ({ outcomes, revision }) => {
-        // The write thread sends back no values for puts: they are the ones we sent.
-        outcomes.forEach((o, i) => {
-          const op = batch[i].op;
-          if (o.ok && o.event.type === 'put' && op.kind !== 'delete') o.kv.value = o.event.value = op.value;
-        });
-        // Handed out a chunk per turn of the event loop: a batch of thousands, with every
-        // watcher's and writer's follow-up work, would otherwise hold the loop for seconds
-        // (timers, leases and the GUI wait behind it). The store's revision advances with
-        // what has been handed out, so reads and new watches never run ahead of the watchers.
-        for (let from = 0; from < batch.length; from += DELIVERY_CHUNK) {
-          if (from > 0) await new Promise<void>((r) => setImmediate(r));
-          const to = Math.min(batch.length, from + DELIVERY_CHUNK);
-          const events: StorageEvent[] = [];
-          for (let i = from; i < to; i++) {
-            const o = outcomes[i];
-            if (o.ok) events.push(o.event);
-          }
-          if (events.length) this.revision = events[events.length - 1].revision;
-          // Watchers (the watch cache) see a write before its writer is acknowledged.
-          if (events.length) this.publish(events);
-          for (let i = from; i < to; i++) {
-            const o = outcomes[i];
-            const w = batch[i];
-            if (o.ok) w.resolve(o.kv);
-            else w.reject(new StorageError(o.code, o.message, { key: w.op.key, current: o.current }));
-          }
-        }
-        this.revision = revision;
-      },
-      (err: Error) => {
-        const failure = new StorageError(
-          'Unavailable',
-          `the database write failed: ${err.message}; check free disk space and file permissions`,
-        );
-        for (const w of batch) w.reject(failure);
-      },
+    const committed = this.writer.commit(batch.map((w) => w.op));
+    this.delivering = this.delivering.then(() =>
+      committed.then(
+        (result) => this.deliver(batch, result),
+        (err: Error) => {
+          const failure = new StorageError(
+            'Unavailable',
+            `the database write failed: ${err.message}; check free disk space and file permissions`,
+          );
+          for (const w of batch) w.reject(failure);
+        },
+      ),
+    );
+    this.committing = committed.then(
+      () => undefined,
+      () => undefined,
     );
     void this.committing.finally(() => {
       this.committing = undefined;
       // Writes that arrived during the commit form the next batch at once.
       if (this.pending.length) this.flush();
     });
+  }
+
+  /**
+   * Hands a committed batch out a chunk per turn of the event loop: a batch of thousands, with
+   * every watcher's and writer's follow-up work, would otherwise hold the loop for seconds
+   * (timers, leases and the GUI wait behind it). The store's revision advances with what has
+   * been handed out, so reads and new watches never run ahead of the watchers.
+   */
+  private async deliver(batch: PendingWrite[], { outcomes, revision }: CommitResult): Promise<void> {
+    // The write thread sends back no values for puts: they are the ones we sent.
+    outcomes.forEach((o, i) => {
+      const op = batch[i].op;
+      if (o.ok && o.event.type === 'put' && op.kind !== 'delete') o.kv.value = o.event.value = op.value;
+    });
+    for (let from = 0; from < batch.length; from += DELIVERY_CHUNK) {
+      if (from > 0) await new Promise<void>((r) => setImmediate(r));
+      const to = Math.min(batch.length, from + DELIVERY_CHUNK);
+      const events: StorageEvent[] = [];
+      for (let i = from; i < to; i++) {
+        const o = outcomes[i];
+        if (o.ok) events.push(o.event);
+      }
+      if (events.length) this.revision = events[events.length - 1].revision;
+      // Watchers (the watch cache) see a write before its writer is acknowledged.
+      if (events.length) this.publish(events);
+      for (let i = from; i < to; i++) {
+        const o = outcomes[i];
+        const w = batch[i];
+        if (o.ok) w.resolve(o.kv);
+        else w.reject(new StorageError(o.code, o.message, { key: w.op.key, current: o.current }));
+      }
+    }
+    this.revision = Math.max(this.revision, revision);
   }
 
   // ------------------------------------------------------------------ watch
@@ -632,6 +655,7 @@ export class SqliteStorage implements Storage {
       if (!this.committing) this.flush();
       await this.committing;
     }
+    await this.delivering;
     this.closed = true;
     if (this.compactTimer) clearInterval(this.compactTimer);
     await this.compacting.catch(() => undefined);
