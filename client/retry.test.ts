@@ -51,6 +51,19 @@ describe('retrying', () => {
     expect(waits[0]).toBeGreaterThanOrEqual(1000);
   });
 
+  it('spreads retries after a rate limit over one to two times the hint, so refused clients do not return together', async () => {
+    const waits: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const limited = failing([new ApiError('TooManyRequests', 'slow down', { retryAfterSeconds: 1 })]);
+      await retrying(limited.fn, 'read', { sleep: async (ms) => void waits.push(ms) });
+    }
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(1000);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(2000);
+    // Spread: the fastest and slowest fifth are far apart (all 1,000 ms before).
+    const sorted = [...waits].sort((a, b) => a - b);
+    expect(sorted[160] - sorted[40]).toBeGreaterThan(300);
+  });
+
   it('retries any write that never reached the server, but no write after a timeout', async () => {
     const refused = failing([new ConnectionError('refused', 'nothing answers')]);
     expect(await retrying(refused.fn, 'once', noSleep)).toBe('ok');

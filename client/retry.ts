@@ -34,8 +34,12 @@ export async function retrying<T>(
       return await fn();
     } catch (err) {
       if (attempt >= attempts || !mayResend(err, mode)) throw err;
+      // The server's hint is a floor, spread over up to twice it: thousands of clients refused
+      // together (a fleet reconnecting after an outage) must not all come back in the same second.
       const retryAfter =
-        err instanceof ApiError && err.details.retryAfterSeconds ? err.details.retryAfterSeconds * 1000 : 0;
+        err instanceof ApiError && err.details.retryAfterSeconds
+          ? err.details.retryAfterSeconds * 1000 * (1 + Math.random())
+          : 0;
       await sleep(Math.max(retryAfter, delay * (0.5 + Math.random() / 2)));
       delay = Math.min(delay * 2, policy.maxDelayMs ?? 3000);
     }
