@@ -771,7 +771,7 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
         ]);
         cp = restarted[0];
         sampler.add('server', cp.pid);
-        restart.allReadyMs = await waitAllReady('after the restart', tr, 600_000 + n * 60);
+        restart.allReadyMs = await waitAllReady('after the restart', tr, 300_000 + n * 20);
         log(
           `${fmt(n, 0)}: every node Ready again ${fmt(restart.allReadyMs / 1000, 1)} s after the restart; checking pods in 30 s`,
         );
