@@ -590,7 +590,7 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
       if (ready >= n && fleets.every((f) => f.last && f.last.ready >= f.count)) return nowMs() - t0;
       if (nowMs() - t0 > timeoutMs)
         throw new Error(
-          `${what}: only ${ready} of ${n} nodes Ready after ${fmt((nowMs() - t0) / 1000, 0)} s`,
+          `${what}: after ${fmt((nowMs() - t0) / 1000, 0)} s, ${ready} of ${n} nodes Ready on the server and ${fleets.reduce((t, f) => t + (f.last?.ready ?? 0), 0)} agents had reported their status`,
         );
       if (nowMs() - lastLog > 15_000) {
         lastLog = nowMs();
