@@ -57,6 +57,9 @@ describe('FlowControl', () => {
     expect((refused as ApiError).message).toMatch(
       /priority level "global-default".*queue is full; nothing was done, so send the request again after 1 s/,
     );
+    // An answer, not a fault: no stack frames were captured for it, and stacks elsewhere are intact.
+    expect((refused as ApiError).stack?.split('\n').filter((l) => l.trim().startsWith('at '))).toEqual([]);
+    expect(new Error('elsewhere').stack?.split('\n').length).toBeGreaterThan(1);
     const text = await registry.metrics();
     expect(text).toMatch(
       /apiserver_flowcontrol_rejected_requests_total\{priority_level="global-default",reason="queue-full"\} 1/,
