@@ -75,10 +75,14 @@ export class HollowRuntime implements Runtime, LogSource {
           }
         : {}),
     });
+    this.scheduleSave();
     return instance.container;
   }
 
-  /** Registers a running container (started now, or adopted from the state file). */
+  /**
+   * Registers a running container (started now, or adopted from the state file: what was read
+   * back is not written again, so a restarted fleet does not rewrite every node's file).
+   */
   private track(saved: SavedContainer): Instance {
     const id = `${saved.podUid}/${saved.name}/${saved.restartCount}`;
     let resolveExit!: (exit: ContainerExit) => void;
@@ -112,7 +116,6 @@ export class HollowRuntime implements Runtime, LogSource {
         Math.max(0, saved.endsAt - this.clock.now()),
       );
     }
-    this.scheduleSave();
     return instance;
   }
 
