@@ -7,8 +7,10 @@
  *      the same through the in-process client, and raw etcd puts (etcd3) as the reference;
  *   2. watch delivery latency p50/p99/max with 100 watchers (gRPC, REST, etcd), 2,000 Pods
  *      written at 200/s;
- *   3. List of 10,000 Pods through gRPC and REST from the watch cache vs etcd's own range;
- *   4. fan-out: the server's CPU per delivered event with 1,000 REST watchers vs 1,000 gRPC
+ *   3. contention: the watch case again while CPU burners (default 1, --burners N) share the
+ *      machine, for kubelab and etcd alike (issue 23: kubelab's watch p99 no worse than etcd's);
+ *   4. List of 10,000 Pods through gRPC and REST from the watch cache vs etcd's own range;
+ *   5. fan-out: the server's CPU per delivered event with 1,000 REST watchers vs 1,000 gRPC
  *      watchers on one control plane (the issue's goal: REST costs no more than gRPC).
  *
  * The control planes run without their in-process controllers: the benchmark measures the
@@ -17,8 +19,8 @@
  * create costs the server three writes, and watchers see a MODIFIED event per Pod besides its
  * ADDED one. `--controllers` runs them anyway.
  *
- * Options: --no-append (print only), --phases writes,watch,list,fanout, --rounds N (write and
- * fan-out rounds, default 2), --scale F (multiplies the object counts), --fanout-watchers N
+ * Options: --no-append (print only), --phases writes,watch,contention,list,fanout, --rounds N (write,
+ * contention and fan-out rounds, default 2), --scale F (multiplies the object counts), --fanout-watchers N
  * (default 1,000), --profile DIR (run the control-plane children with --cpu-prof into DIR),
  * --controllers (control planes with their in-process controllers, as `kubelab server` runs by
  * default). A run of every phase also keeps the `bench:store` row of the summary table at the
@@ -39,6 +41,7 @@ import { REPO_ROOT, startChildControlPlane, type ChildControlPlane } from './lib
 import { cpuMeter, cpuSeconds, findPid, type CpuShare } from './lib/cpu.js';
 import { changedNote, machineInfo, type MachineInfo } from './lib/machine.js';
 import { appendSection, table } from './lib/report.js';
+import { startBurners } from './lib/burner.js';
 import { podsPath, RestClient, restWatchHarness } from './lib/rest.js';
 import { fmt, median, min, nowMs } from './lib/stats.js';
 import {
@@ -74,6 +77,8 @@ interface Args {
   controllers: boolean;
   /** Watchers of each kind in the fan-out phase. */
   fanoutWatchers: number;
+  /** CPU burners sharing the machine in the contention phase. */
+  burners: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -84,6 +89,7 @@ function parseArgs(argv: string[]): Args {
     scale: 1,
     controllers: false,
     fanoutWatchers: 1000,
+    burners: 1,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -100,12 +106,13 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--controllers') args.controllers = true;
     else if (a === '--no-controllers') args.controllers = false;
     else if (a === '--fanout-watchers') args.fanoutWatchers = Math.max(1, Number(value()));
+    else if (a === '--burners') args.burners = Math.max(1, Number(value()));
     else throw new Error(`unknown option ${a}; see the comment at the top of test/bench/store.bench.ts`);
   }
   return args;
 }
 
-const ALL_PHASES = ['writes', 'watch', 'list', 'fanout'];
+const ALL_PHASES = ['writes', 'watch', 'contention', 'list', 'fanout'];
 const RUN_ID = Date.now().toString(36);
 const WATCHERS = 100;
 const WATCH_RATE = 200;
@@ -226,6 +233,10 @@ interface Results {
   list: ListRow[];
   listDecode?: { decodeMs: number; convertMs: number; bytes: number };
   fanout: FanoutRow[];
+  contention?: {
+    burners: number;
+    rows: Array<{ system: string; how: string; runs: Array<{ result: WatchLatencyResult; cpu: CpuShare }> }>;
+  };
 }
 
 function best(runs: WriteRun[] | undefined): WriteRun | undefined {
@@ -380,29 +391,31 @@ async function writesPhase(
   await cleanup.now('in-process data dirs');
 }
 
+/** Typed gRPC watchers over a few connections of their own, apart from the writer's. */
+function typedWatchHarness(cp: ChildControlPlane, writer: Client, ns: string, tag: string): WatchHarness {
+  const clients = Array.from({ length: WATCH_CHANNELS }, () => cp.client(true));
+  const h = kubelabWatchHarness(writer, clients, ns, `${RUN_ID}-${tag}`);
+  return {
+    async startWatchers(count, onEvent) {
+      const running = await h.startWatchers(count, onEvent);
+      return {
+        async stop() {
+          await running.stop();
+          for (const c of clients) c.close();
+        },
+      };
+    },
+    write: h.write,
+  };
+}
+
 async function watchPhase(s: Systems, args: Args, results: Results): Promise<void> {
   const objects = Math.round(2000 * args.scale);
   const options = { watchers: WATCHERS, objects, ratePerSec: WATCH_RATE, warmup: WATCH_WARMUP };
   const ns = 'bench-watch';
   await ensureNamespace(s.sqliteClient, ns);
   await ensureNamespace(s.etcdClient, ns);
-  const typed = (cp: ChildControlPlane, writer: Client, tag: string): WatchHarness => {
-    // A few connections for the watch streams, apart from the writer's.
-    const clients = Array.from({ length: WATCH_CHANNELS }, () => cp.client(true));
-    const h = kubelabWatchHarness(writer, clients, ns, `${RUN_ID}-${tag}`);
-    return {
-      async startWatchers(count, onEvent) {
-        const running = await h.startWatchers(count, onEvent);
-        return {
-          async stop() {
-            await running.stop();
-            for (const c of clients) c.close();
-          },
-        };
-      },
-      write: h.write,
-    };
-  };
+  const typed = (cp: ChildControlPlane, writer: Client, tag: string) => typedWatchHarness(cp, writer, ns, tag);
   // Written through the same typed gRPC client as the gRPC rows: only the delivery differs.
   const rest = (cp: ChildControlPlane, writer: Client, tag: string, parse: boolean): WatchHarness =>
     restWatchHarness(writer, cp, ns, `${RUN_ID}-${tag}`, { parse });
@@ -488,6 +501,66 @@ async function watchPhase(s: Systems, args: Args, results: Results): Promise<voi
     );
     results.watch.push({ system: c.system, how: c.how, result, cpu });
   }
+}
+
+/**
+ * The watch case again while CPU burners share the machine, for kubelab and etcd alike: a busy
+ * single-threaded server falls behind its watchers sooner than etcd's many threads do. Rounds
+ * are interleaved; the best round of each system is compared.
+ */
+async function contentionPhase(s: Systems, args: Args, results: Results): Promise<void> {
+  const objects = Math.round(2000 * args.scale);
+  const options = { watchers: WATCHERS, objects, ratePerSec: WATCH_RATE, warmup: WATCH_WARMUP };
+  const ns = 'bench-contention';
+  await ensureNamespace(s.sqliteClient, ns);
+  await ensureNamespace(s.etcdClient, ns);
+  const cases: Array<{ system: string; how: string; server: number | undefined; harness: (round: number) => WatchHarness }> = [
+    {
+      system: 'kubelab/sqlite',
+      how: 'typed gRPC client, objects decoded',
+      server: s.pids.sqlite,
+      harness: (round) => typedWatchHarness(s.sqlite, s.sqliteClient, ns, `contention-${round}`),
+    },
+    {
+      system: 'kubelab/etcd',
+      how: 'typed gRPC client, objects decoded',
+      server: s.pids.etcdChild,
+      harness: (round) => typedWatchHarness(s.etcd, s.etcdClient, ns, `contention-${round}`),
+    },
+    {
+      system: 'etcd (reference)',
+      how: 'etcd3 watchers, values JSON.parse()d',
+      server: undefined,
+      harness: (round) =>
+        etcdWatchHarness(s.raw, s.rawWatchClients, `/bench-ref-${RUN_ID}/contention-${round}/`, s.rawValue, true),
+    },
+  ];
+  const rows = cases.map((c) => ({ system: c.system, how: c.how, runs: [] as Array<{ result: WatchLatencyResult; cpu: CpuShare }> }));
+  results.contention = { burners: args.burners, rows };
+  log(`contention: starting ${args.burners} CPU burner${args.burners === 1 ? '' : 's'}`);
+  const burners = startBurners(args.burners);
+  try {
+    for (let round = 1; round <= args.rounds; round++) {
+      for (const [i, c] of cases.entries()) {
+        log(`contention round ${round}: ${c.system} (${c.how}): ${WATCHERS} watchers, ${objects} writes at ${WATCH_RATE}/s`);
+        const stop = cpuMeter({ bench: process.pid, server: c.server, etcd: s.pids.etcd, burners: burners.pids[0] });
+        const result = await watchLatency(c.harness(round), options);
+        const cpu = stop();
+        log(
+          `contention round ${round}: ${c.system}: p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms, ` +
+            `max ${fmt(result.maxMs)} ms (${result.missing} missing; CPU bench/server/etcd ${fmtCpu(cpu)})`,
+        );
+        rows[i].runs.push({ result, cpu });
+      }
+    }
+  } finally {
+    await burners.stop();
+  }
+}
+
+/** The round with the lowest p99 (the least disturbed one). */
+function bestWatchRun<T extends { result: WatchLatencyResult }>(runs: T[] | undefined): T | undefined {
+  return runs?.reduce<T | undefined>((a, b) => (a === undefined || b.result.p99Ms < a.result.p99Ms ? b : a), undefined);
 }
 
 /**
@@ -762,6 +835,8 @@ function keyFigures(r: Results) {
   const watchOf = (system: string, how: (h: string) => boolean) =>
     r.watch.find((w) => w.system === system && how(w.how))?.result.p99Ms ?? NaN;
   const fanout = (key: FanoutKey) => bestFanout(r.fanout.find((f) => f.key === key))?.netUsPerEvent ?? NaN;
+  const contended = (system: string) =>
+    bestWatchRun(r.contention?.rows.find((w) => w.system === system)?.runs)?.result.p99Ms ?? NaN;
   return {
     sqlite32: writeRate(r, 'kubelab/sqlite', GRPC_PATH, 32),
     etcd32: writeRate(r, 'kubelab/etcd', GRPC_PATH, 32),
@@ -777,6 +852,8 @@ function keyFigures(r: Results) {
     restList: listOf('kubelab/sqlite', REST_LIST_PARSED),
     restRawList: listOf('kubelab/sqlite', REST_LIST_RAW),
     etcdRange: listOf('etcd (reference)', 'etcd3 getAll().prefix().buffers()'),
+    contendedWatchP99: contended('kubelab/sqlite'),
+    contendedEtcdWatchP99: contended('etcd (reference)'),
     fanoutRest: fanout('rest'),
     fanoutGrpc: fanout('grpc'),
     fanoutGrpcShared: fanout('grpcShared'),
@@ -857,6 +934,14 @@ function targets(r: Results): Target[] {
       'ms',
       '≤ 20 ms',
       k.restWatchP99 <= 20,
+    ),
+    t(
+      `watch delivery p99 while ${r.contention?.burners ?? 1} CPU burner(s) share the machine: kubelab/sqlite (100 typed gRPC watchers) ÷ etcd (100 etcd3 watchers, values parsed), best of each`,
+      'contended watch p99 ÷ etcd',
+      k.contendedWatchP99 / k.contendedEtcdWatchP99,
+      '×',
+      '≤ 1.0',
+      k.contendedWatchP99 / k.contendedEtcdWatchP99 <= 1,
     ),
     t(
       'list 10,000 Pods through gRPC from the watch cache, kubelab/sqlite (typed client, median)',
@@ -945,6 +1030,7 @@ function summaryRow(r: Results, started: Date) {
       `creates/s, 32 writers: kubelab/sqlite over gRPC ${fmt(k.sqlite32, 0)}/s = ${fmt(k.sqlite32 / k.raw32)}× raw etcd puts (${fmt(k.raw32, 0)}/s), ` +
       `over REST ${fmt(k.sqliteRest32, 0)}/s = ${fmt(k.sqliteRest32 / k.raw32)}×, in-process ${fmt(k.sqliteInproc32, 0)}/s = ${fmt(k.sqliteInproc32 / k.raw32)}×; ` +
       `watch delivery p99, 100 watchers: kubelab/sqlite typed gRPC ${ms(k.watchP99)}, REST (parsed) ${ms(k.restWatchP99)}, etcd reference ${ms(k.etcdWatchP99)}; ` +
+      `the same with ${r.contention?.burners ?? 1} CPU burner(s): kubelab/sqlite ${ms(k.contendedWatchP99)}, etcd ${ms(k.contendedEtcdWatchP99)}; ` +
       `list 10,000 Pods, median: typed gRPC ${ms(k.sqliteList)}, raw gRPC ${ms(k.sqliteRawList)}, REST parsed ${ms(k.restList)}, REST raw ${ms(k.restRawList)}, etcd range ${ms(k.etcdRange)}; ` +
       `fan-out to ${watchers} watchers, server CPU per delivered event: REST ${us(k.fanoutRest)}, gRPC ${us(k.fanoutGrpc)} (a connection each; ${fmt(k.fanoutRest / k.fanoutGrpc)}×), ` +
       `gRPC over ${WATCH_CHANNELS} connections ${us(k.fanoutGrpcShared)} (${fmt(k.fanoutRest / k.fanoutGrpcShared)}×)`,
@@ -1033,6 +1119,37 @@ function render(r: Results, args: Args, started: Date, seconds: number): string 
           fmt(x.missing, 0),
           fmtCpu(cpu),
         ]),
+      ),
+    );
+    out.push('');
+  }
+  if (r.contention) {
+    const c = r.contention;
+    out.push(
+      `### Watch delivery latency under CPU contention (the watch case above while ${c.burners} process${c.burners === 1 ? '' : 'es'} ` +
+        `spinning on the CPU share${c.burners === 1 ? 's' : ''} the machine with every system alike; ${args.rounds} interleaved rounds, ` +
+        'the round with the lowest p99 shown, every round\'s p99 in brackets)',
+    );
+    out.push('');
+    out.push(
+      table(
+        ['system', 'watchers', 'p50 ms', 'p99 ms', 'max ms', 'events/s', 'missing', 'CPU bench/server/etcd'],
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
+        c.rows.map(({ system, how, runs }) => {
+          const b = bestWatchRun(runs);
+          if (!b) return [system, how, 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', 'n/a'];
+          const x = b.result;
+          return [
+            system,
+            how,
+            fmt(x.p50Ms),
+            `**${fmt(x.p99Ms)}** [${runs.map((u) => fmt(u.result.p99Ms)).join(', ')}]`,
+            fmt(x.maxMs),
+            fmt(x.deliveredPerSec, 0),
+            fmt(x.missing, 0),
+            fmtCpu(b.cpu),
+          ];
+        }),
       ),
     );
     out.push('');
@@ -1237,6 +1354,7 @@ async function main(): Promise<void> {
     ]);
     if (args.phases.has('writes')) await writesPhase(systems, args, results, cleanup, counts);
     if (args.phases.has('watch')) await watchPhase(systems, args, results);
+    if (args.phases.has('contention')) await contentionPhase(systems, args, results);
     if (args.phases.has('list')) await listPhase(systems, args, results, cleanup);
     if (args.phases.has('fanout')) await fanoutPhase(systems, args, results);
   } finally {
