@@ -415,7 +415,8 @@ async function watchPhase(s: Systems, args: Args, results: Results): Promise<voi
   const ns = 'bench-watch';
   await ensureNamespace(s.sqliteClient, ns);
   await ensureNamespace(s.etcdClient, ns);
-  const typed = (cp: ChildControlPlane, writer: Client, tag: string) => typedWatchHarness(cp, writer, ns, tag);
+  const typed = (cp: ChildControlPlane, writer: Client, tag: string) =>
+    typedWatchHarness(cp, writer, ns, tag);
   // Written through the same typed gRPC client as the gRPC rows: only the delivery differs.
   const rest = (cp: ChildControlPlane, writer: Client, tag: string, parse: boolean): WatchHarness =>
     restWatchHarness(writer, cp, ns, `${RUN_ID}-${tag}`, { parse });
@@ -514,7 +515,12 @@ async function contentionPhase(s: Systems, args: Args, results: Results): Promis
   const ns = 'bench-contention';
   await ensureNamespace(s.sqliteClient, ns);
   await ensureNamespace(s.etcdClient, ns);
-  const cases: Array<{ system: string; how: string; server: number | undefined; harness: (round: number) => WatchHarness }> = [
+  const cases: Array<{
+    system: string;
+    how: string;
+    server: number | undefined;
+    harness: (round: number) => WatchHarness;
+  }> = [
     {
       system: 'kubelab/sqlite',
       how: 'typed gRPC client, objects decoded',
@@ -532,18 +538,35 @@ async function contentionPhase(s: Systems, args: Args, results: Results): Promis
       how: 'etcd3 watchers, values JSON.parse()d',
       server: undefined,
       harness: (round) =>
-        etcdWatchHarness(s.raw, s.rawWatchClients, `/bench-ref-${RUN_ID}/contention-${round}/`, s.rawValue, true),
+        etcdWatchHarness(
+          s.raw,
+          s.rawWatchClients,
+          `/bench-ref-${RUN_ID}/contention-${round}/`,
+          s.rawValue,
+          true,
+        ),
     },
   ];
-  const rows = cases.map((c) => ({ system: c.system, how: c.how, runs: [] as Array<{ result: WatchLatencyResult; cpu: CpuShare }> }));
+  const rows = cases.map((c) => ({
+    system: c.system,
+    how: c.how,
+    runs: [] as Array<{ result: WatchLatencyResult; cpu: CpuShare }>,
+  }));
   results.contention = { burners: args.burners, rows };
   log(`contention: starting ${args.burners} CPU burner${args.burners === 1 ? '' : 's'}`);
   const burners = startBurners(args.burners);
   try {
     for (let round = 1; round <= args.rounds; round++) {
       for (const [i, c] of cases.entries()) {
-        log(`contention round ${round}: ${c.system} (${c.how}): ${WATCHERS} watchers, ${objects} writes at ${WATCH_RATE}/s`);
-        const stop = cpuMeter({ bench: process.pid, server: c.server, etcd: s.pids.etcd, burners: burners.pids[0] });
+        log(
+          `contention round ${round}: ${c.system} (${c.how}): ${WATCHERS} watchers, ${objects} writes at ${WATCH_RATE}/s`,
+        );
+        const stop = cpuMeter({
+          bench: process.pid,
+          server: c.server,
+          etcd: s.pids.etcd,
+          burners: burners.pids[0],
+        });
         const result = await watchLatency(c.harness(round), options);
         const cpu = stop();
         log(
@@ -560,7 +583,10 @@ async function contentionPhase(s: Systems, args: Args, results: Results): Promis
 
 /** The round with the lowest p99 (the least disturbed one). */
 function bestWatchRun<T extends { result: WatchLatencyResult }>(runs: T[] | undefined): T | undefined {
-  return runs?.reduce<T | undefined>((a, b) => (a === undefined || b.result.p99Ms < a.result.p99Ms ? b : a), undefined);
+  return runs?.reduce<T | undefined>(
+    (a, b) => (a === undefined || b.result.p99Ms < a.result.p99Ms ? b : a),
+    undefined,
+  );
 }
 
 /**
@@ -1128,7 +1154,7 @@ function render(r: Results, args: Args, started: Date, seconds: number): string 
     out.push(
       `### Watch delivery latency under CPU contention (the watch case above while ${c.burners} process${c.burners === 1 ? '' : 'es'} ` +
         `spinning on the CPU share${c.burners === 1 ? 's' : ''} the machine with every system alike; ${args.rounds} interleaved rounds, ` +
-        'the round with the lowest p99 shown, every round\'s p99 in brackets)',
+        "the round with the lowest p99 shown, every round's p99 in brackets)",
     );
     out.push('');
     out.push(

@@ -12,7 +12,8 @@ export interface Burners {
 }
 
 // Spins in slices so that the process still answers SIGTERM promptly.
-const SPIN = 'const spin = () => { const end = Date.now() + 50; while (Date.now() < end); setImmediate(spin); }; spin();';
+const SPIN =
+  'const spin = () => { const end = Date.now() + 50; while (Date.now() < end); setImmediate(spin); }; spin();';
 
 export function startBurners(count: number): Burners {
   const children: ChildProcess[] = Array.from({ length: count }, () =>
