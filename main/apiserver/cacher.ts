@@ -12,6 +12,7 @@ import type { Clock } from '../../client/util/clock.js';
 import type { Logger } from '../logging.js';
 import type { Storage, StorageEvent, WatchHandle } from '../storage/types.js';
 import { decodeStored, kindOfKey, REGISTRY_PREFIX } from './codec.js';
+import { CacheEntry } from './cacheentry.js';
 import { WatchCache, type CacheEvent, type CachedObject } from './watchcache.js';
 
 export interface CacherOptions {
@@ -101,7 +102,7 @@ export class Cacher {
         const plural = kindOfKey(kv.key);
         if (!plural || !this.caches.has(plural)) continue;
         const list = byKind.get(plural) ?? [];
-        list.push({ key: kv.key, object: decodeStored(kv.value, kv.modRevision), rv: kv.modRevision });
+        list.push(new CacheEntry(kv.key, decodeStored(kv.value, kv.modRevision), kv.modRevision));
         byKind.set(plural, list);
       }
       if (page.remaining === 0 || page.items.length === 0) break;
@@ -144,6 +145,9 @@ export class Cacher {
   private onStoreEvents(events: StorageEvent[]): void {
     const now = this.options.clock.now();
     const perKind = new Map<WatchCache, CacheEvent[]>();
+    // A key written twice in one batch: its second event follows the first, not the cache's
+    // state before the batch (which the caches only reach in apply below).
+    const inBatch = new Map<string, CachedObject | null>();
     let maxRv = this.revision;
     for (const e of events) {
       if (e.revision > maxRv) maxRv = e.revision;
@@ -160,12 +164,15 @@ export class Cacher {
         );
         continue;
       }
-      const prev = cache.get(e.key);
-      const cur: CachedObject = { key: e.key, object, rv: e.revision };
+      const seen = inBatch.get(e.key);
+      const prev = seen === undefined ? cache.get(e.key) : (seen ?? undefined);
+      // The key string of the version it replaces: a history of thousands of versions shares one.
+      const cur: CachedObject = new CacheEntry(prev?.key ?? e.key, object, e.revision);
       const type = e.type === 'delete' ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
       let list = perKind.get(cache);
       if (!list) perKind.set(cache, (list = []));
       list.push({ type, rv: e.revision, cur, prev, at: now });
+      inBatch.set(e.key, type === 'DELETED' ? null : cur);
     }
     for (const [cache, list] of perKind) cache.apply(list);
     this.setRevision(maxRv);
