@@ -78,6 +78,30 @@ describe('FlowControl', () => {
     ]);
   });
 
+  it('tells a refused client to come back when the queue ahead of it has likely drained', async () => {
+    const clock = new FakeClock();
+    const config = { ...CONFIG, 'global-default': { seats: 1, queueLength: 8, queueWaitMs: 60_000 } };
+    const fc = new FlowControl(config, clock);
+    const requests = Array.from({ length: 9 }, () => held());
+    const runs = requests.map((h) => fc.run(alice, h.work));
+    // The level finishes a request every 500 ms while the queue stays full: 2 a second.
+    for (let i = 0; i < 4; i++) {
+      clock.advance(500);
+      requests[i].end();
+      await runs[i];
+      const more = held();
+      requests.push(more);
+      runs.push(fc.run(alice, more.work));
+    }
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 1, queued: 8 });
+    const refused = (await fc.run(alice, async () => 'ran').catch((e: unknown) => e)) as ApiError;
+    // Eight waiting plus this one, at 2 a second: 5 s, not the 1 s a fixed hint would say.
+    expect(refused.details.retryAfterSeconds).toBe(5);
+    expect(refused.message).toMatch(/send the request again after 5 s/);
+    for (const h of requests) h.end();
+    await Promise.all(runs);
+  });
+
   it('refuses a request that waited too long, and it never runs', async () => {
     const clock = new FakeClock();
     const fc = new FlowControl(CONFIG, clock);

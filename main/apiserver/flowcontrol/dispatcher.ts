@@ -17,8 +17,17 @@ import {
   type PriorityLevelName,
 } from './levels.js';
 
-/** What a refused client is told to wait before it tries again. */
-const RETRY_AFTER_SECONDS = 1;
+/**
+ * What a refused client is told to wait before it tries again: about as long as the requests
+ * queued ahead of it take to drain at the rate the level has been finishing them, within these
+ * bounds (1 s when there is no rate yet, as Kubernetes always says). A fleet restarting at once
+ * told "1 s" comes back as one wave every second, and refusing those waves is most of what the
+ * server then does; told when its turn is likely, it spreads itself over the backlog.
+ */
+const MIN_RETRY_AFTER_SECONDS = 1;
+const MAX_RETRY_AFTER_SECONDS = 10;
+/** Completions while requests wait are counted over windows of about this long. */
+const DRAIN_WINDOW_MS = 1000;
 
 interface Waiter {
   flow: string;
@@ -32,6 +41,10 @@ class Level {
   /** Waiting requests per flow, and the flows in the order they get their next turn. */
   readonly flows = new Map<string, Waiter[]>();
   readonly turns: string[] = [];
+  /** Requests finished per second while others waited (smoothed); 0 until measured. */
+  private drainRate = 0;
+  private windowStart = 0;
+  private windowDone = 0;
 
   constructor(
     readonly name: PriorityLevelName,
@@ -58,6 +71,29 @@ class Level {
     else this.flows.delete(flow);
     this.queued--;
     return w;
+  }
+
+  /** A request finished at `now`; only busy stretches (someone waiting) say how fast the queue drains. */
+  finished(now: number): void {
+    if (this.queued === 0) {
+      this.windowDone = 0;
+      return;
+    }
+    if (this.windowDone === 0) this.windowStart = now;
+    this.windowDone++;
+    const elapsed = now - this.windowStart;
+    if (elapsed < DRAIN_WINDOW_MS) return;
+    const rate = ((this.windowDone - 1) * 1000) / elapsed;
+    this.drainRate = this.drainRate ? (this.drainRate + rate) / 2 : rate;
+    this.windowStart = now;
+    this.windowDone = 1;
+  }
+
+  /** Seconds until the requests queued now have likely drained. */
+  retryAfterSeconds(): number {
+    if (!this.drainRate) return MIN_RETRY_AFTER_SECONDS;
+    const seconds = Math.ceil((this.queued + 1) / this.drainRate);
+    return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(MIN_RETRY_AFTER_SECONDS, seconds));
   }
 
   remove(w: Waiter): void {
@@ -182,6 +218,7 @@ export class FlowControl {
 
   private release(level: Level): void {
     level.executing--;
+    level.finished(this.clock.now());
     while (level.executing < level.config.seats) {
       const w = level.next();
       if (!w) break;
@@ -205,10 +242,11 @@ export class FlowControl {
   }
 
   private refusal(level: Level, why: string): ApiError {
+    const retryAfterSeconds = level.retryAfterSeconds();
     return new ApiError(
       'TooManyRequests',
-      `the server is busy: ${level.executing} requests of priority level "${level.name}" are running and ${level.queued} waiting, and ${why}; nothing was done, so send the request again after ${RETRY_AFTER_SECONDS} s`,
-      { retryAfterSeconds: RETRY_AFTER_SECONDS },
+      `the server is busy: ${level.executing} requests of priority level "${level.name}" are running and ${level.queued} waiting, and ${why}; nothing was done, so send the request again after ${retryAfterSeconds} s`,
+      { retryAfterSeconds },
     );
   }
 }
