@@ -32,6 +32,7 @@ import { openSqliteStorage } from './storage/sqlite.js';
 import type { Storage } from './storage/types.js';
 import { REGISTRY_PREFIX } from './apiserver/codec.js';
 import { encryptedStorage } from './storage/encrypted.js';
+import { IngressBrake } from './grpc/ingressbrake.js';
 import { loadOrCreateKeys, ValueEncryption } from './storage/encryption.js';
 
 /** Where Secrets' encryption keys live in the data folder. */
@@ -146,6 +147,7 @@ export class ControlPlane {
       const adminToken = tokens.ensureAdminToken();
       const pki = options.plaintext ? undefined : await ensurePki(options.dataDir, options.tlsSans);
       let apiAddress = '';
+      const brake = new IngressBrake(clock, logger.child({ component: 'brake' }));
       const rest = restDoor(
         restHandler({
           api,
@@ -154,6 +156,7 @@ export class ControlPlane {
           serverAddress: () => apiAddress,
           watchBufferBytes: options.watchBufferBytes,
           clock,
+          brake,
           install: { caPem: pki?.caPem, agentDir: options.agentDir ?? defaultAgentDir() },
         }),
       );
@@ -169,12 +172,21 @@ export class ControlPlane {
         limits: options.serverLimits,
         clock,
         rest,
+        brake,
       });
       apiAddress = grpc.address;
       const metrics = new Registry();
       collectDefaultMetrics({ register: metrics });
       storage.registerMetrics?.(metrics);
       api.flowControl.registerMetrics(metrics);
+      new Gauge({
+        name: 'kubelab_apiserver_braked_connections',
+        help: 'Connections not being read for now because their requests kept being refused (ingressbrake.ts)',
+        registers: [metrics],
+        collect() {
+          this.set(brake.braked);
+        },
+      });
       new Gauge({
         name: 'kubelab_agent_tunnels',
         help: 'Agents with a live tunnel to this control plane (pods/log reaches their nodes)',

@@ -3,11 +3,13 @@
  * any failure into a gRPC status with an actionable message.
  */
 import * as grpc from '@grpc/grpc-js';
+import type { Http2Session } from 'node:http2';
 import { ApiError } from '../../client/api/errors.js';
 import type { Identity } from '../../client/api/local.js';
 import { toApiError } from '../apiserver/apiserver.js';
 import type { FlowControl } from '../apiserver/flowcontrol/dispatcher.js';
 import type { Logger } from '../logging.js';
+import type { IngressBrake } from './ingressbrake.js';
 import type { TokenStore } from './tokens.js';
 import { kindOfObjectBytes } from './writeenvelope.js';
 import { isMalformed, toServiceError } from './wire.js';
@@ -52,6 +54,7 @@ export function unaryHandlers(
   tokens: TokenStore,
   logger: Logger,
   flowControl?: FlowControl,
+  brake?: IngressBrake,
 ): {
   authenticated: UnaryFactory;
   open: <Req, Res>(fn: (req: Req) => Promise<Res>) => grpc.handleUnaryCall<Req, Res>;
@@ -73,12 +76,32 @@ export function unaryHandlers(
     authenticated: (fn) => (call, callback) =>
       run(call, callback, () => {
         const id = identityOf(call.metadata, tokens);
-        return flowControl
-          ? flowControl.run(id, () => fn(id, call.request), requestKind(call.request))
-          : fn(id, call.request);
+        if (!flowControl) return fn(id, call.request);
+        const running = flowControl.run(id, () => fn(id, call.request), requestKind(call.request));
+        // Agents' connections carry their heartbeats: never braked.
+        if (!brake || id.role === 'node') return running;
+        return running.catch((err: unknown) => {
+          if (err instanceof ApiError && err.reason === 'TooManyRequests')
+            brake.refused(sessionOf(call), err.details.retryAfterSeconds ?? 1);
+          throw err;
+        });
       }),
     open: (fn) => (call, callback) => run(call, callback, () => fn(call.request)),
   };
+}
+
+/**
+ * The HTTP/2 session a call came on. grpc-js does not expose it: it is the stream's, under the
+ * interceptors' layers of the call (a test fails if a grpc-js upgrade moves it).
+ */
+function sessionOf(call: grpc.ServerUnaryCall<unknown, unknown>): Http2Session | undefined {
+  let layer = (call as unknown as { call?: unknown }).call as
+    { stream?: { session?: Http2Session }; nextCall?: unknown } | undefined;
+  for (let depth = 0; layer && depth < 16; depth++) {
+    if (layer.stream?.session) return layer.stream.session;
+    layer = layer.nextCall as typeof layer;
+  }
+  return undefined;
 }
 
 /**

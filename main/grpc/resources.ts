@@ -23,6 +23,7 @@ import { kindOf } from '../apiserver/requests.js';
 import type { WatchSink } from '../apiserver/watchcache.js';
 import type { TokenStore } from './tokens.js';
 import { identityOf, rejectMalformed, unaryHandlers } from './handlers.js';
+import type { IngressBrake } from './ingressbrake.js';
 import { logsHandler } from './logs.js';
 import { revokedError } from './revocations.js';
 import { encodedObject, encodeList, encodeWatchBatch, encodeWatchEvent, toServiceError } from './wire.js';
@@ -49,8 +50,9 @@ export function resourcesHandlers(
   tokens: TokenStore,
   logger: Logger,
   watchBufferBytes = DEFAULT_WATCH_BUFFER_BYTES,
+  brake?: IngressBrake,
 ): grpc.UntypedServiceImplementation {
-  const unary = unaryHandlers(tokens, logger, api.flowControl).authenticated;
+  const unary = unaryHandlers(tokens, logger, api.flowControl, brake).authenticated;
 
   const watch: grpc.handleServerStreamingCall<WatchRequest, Buffer> = (call) => {
     let stopped = false;

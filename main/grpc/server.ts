@@ -12,6 +12,7 @@ import type { ApiServer } from '../apiserver/apiserver.js';
 import type { Logger } from '../logging.js';
 import { addReflection } from './reflection.js';
 import { ConnectionGuard } from './connectionguard.js';
+import type { IngressBrake } from './ingressbrake.js';
 import { addHealthService } from './health.js';
 import { largeListInterceptor } from './largelists.js';
 import { serverLimits, type ServerLimits } from './limits.js';
@@ -52,6 +53,8 @@ export interface GrpcServerOptions {
   clock?: Clock;
   /** The Kubernetes REST API, served on the same port (connections that are not gRPC). */
   rest?: RestDoor;
+  /** Holds back connections whose requests keep being refused (shared with the REST door). */
+  brake?: IngressBrake;
 }
 
 export interface RunningGrpcServer {
@@ -132,7 +135,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   });
   server.addService(
     serverDefinition(),
-    resourcesHandlers(options.api, options.tokens, options.logger, options.watchBufferBytes),
+    resourcesHandlers(options.api, options.tokens, options.logger, options.watchBufferBytes, options.brake),
   );
   server.addService(
     safeService(BootstrapService),

@@ -10,6 +10,7 @@ import { ApiError, echo } from '../../client/api/errors.js';
 import type { Identity } from '../../client/api/local.js';
 import type { KubeObject } from '../../client/api/types.js';
 import { toApiError, type ApiServer } from '../apiserver/apiserver.js';
+import type { IngressBrake } from '../grpc/ingressbrake.js';
 import type { TokenStore } from '../grpc/tokens.js';
 import type { Logger } from '../logging.js';
 import { readBody } from './body.js';
@@ -58,6 +59,8 @@ export interface RestHandlerOptions {
   clock?: Clock;
   /** The CA and agent downloads served to machines that join (install.ts). */
   install?: InstallAssets;
+  /** Holds back HTTP/2 connections whose requests keep being refused (ingressbrake.ts). */
+  brake?: IngressBrake;
 }
 
 /** Pod subresources that stream for as long as the client reads. */
@@ -333,7 +336,17 @@ export function restHandler(
       // Watches and pod streams are long-running: they take no seat (Kubernetes' APF too).
       if (r.verb === 'watch' || LONG_RUNNING_SUBRESOURCES.has(r.subresource ?? ''))
         return serveResource(id, r, req, res, url);
-      return api.flowControl.run(id, () => serveResource(id, r, req, res, url), r.info.kind);
+      const running = api.flowControl.run(id, () => serveResource(id, r, req, res, url), r.info.kind);
+      const brake = options.brake;
+      // Agents' connections carry their heartbeats: never braked.
+      if (!brake || id.role === 'node') return running;
+      return running.catch((err: unknown) => {
+        // HTTP/2 only: an HTTP/1.1 connection carries one request at a time anyway.
+        const session = 'stream' in req ? req.stream.session : undefined;
+        if (session && err instanceof ApiError && err.reason === 'TooManyRequests')
+          brake.refused(session, err.details.retryAfterSeconds ?? 1);
+        throw err;
+      });
     }
     if (r.type === 'review') {
       const answer = answerReview(api, id, r.review, await readOptionalObject(req, r.review.kind));

@@ -133,6 +133,50 @@ describe('API priority and fairness', () => {
     expect(Number(rejectedLine?.split(' ').pop())).toBeGreaterThanOrEqual(refused.length + tooMany.length);
   });
 
+  it('holds back a connection that keeps flooding after refusals (no new streams for the hint), without dropping it', async () => {
+    t = await startWithLevels({ 'global-default': { seats: 1, queueLength: 1, queueWaitMs: 15_000 } });
+    const flooder = t.client({ retry: { attempts: 1 } });
+    const nodeToken = t.cp.tokens.create({ name: 'system:node:pi-1', role: 'node', nodeName: 'pi-1' }).token;
+    const node = t.client({ token: nodeToken, retry: { attempts: 1 } });
+    await flooder.list('Namespace');
+    const braked = async () =>
+      Number(
+        (await t!.cp.metrics.metrics())
+          .split('\n')
+          .find((l) => l.startsWith('kubelab_apiserver_braked_connections '))
+          ?.split(' ')
+          .pop(),
+      );
+    expect(await braked()).toBe(0);
+    const flood = Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) => flooder.create(namespace(`brake-${i}`))),
+    );
+    await expect.poll(braked, { interval: 20 }).toBe(1);
+    // Braked, the connection's next request is not even sent until the hint (1 s) has passed,
+    // while other connections are served.
+    const late = flooder.create(namespace('late'));
+    await node.create<Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'pi-1' } });
+    const observer = t.client();
+    const lateExists = async () =>
+      (await observer.list('Namespace')).items.some((n) => n.metadata?.name === 'late');
+    let checksWhileBraked = 0;
+    for (;;) {
+      const exists = await lateExists();
+      if ((await braked()) === 0) break;
+      expect(exists).toBe(false);
+      checksWhileBraked++;
+    }
+    expect(checksWhileBraked).toBeGreaterThan(0);
+    expect((await late).metadata?.name).toBe('late');
+    // Nothing was dropped: every flooded call got an answer, a namespace or a refusal with a hint.
+    for (const o of await flood) {
+      if (o.status === 'fulfilled') continue;
+      expect(o.reason).toBeInstanceOf(ApiError);
+      expect((o.reason as ApiError).reason).toBe('TooManyRequests');
+    }
+    expect((await flooder.get('Namespace', 'default')).metadata?.name).toBe('default');
+  });
+
   it("runs a node's heartbeat (its Node, its Lease) in node-high while the rest of what nodes send is queued in system", async () => {
     t = await startWithLevels({ system: { seats: 2, queueLength: 2, queueWaitMs: 15_000 } });
     const admin = t.client();

@@ -1,0 +1,86 @@
+/**
+ * Holds back a connection that keeps sending requests the server keeps refusing.
+ *
+ * Priority and fairness queue and refuse requests, but refusing still costs: every request is
+ * read, decrypted, framed, authenticated and answered before it can be turned away, all on the
+ * one event loop that also carries the agents' lease renewals. A client flooding at ten times
+ * what the server can do would have it spend its time refusing. Once an HTTP/2 connection (gRPC,
+ * or REST over HTTP/2) has been refused BURST times within a second, the server tells it, in its
+ * HTTP/2 SETTINGS, that it may open no new streams, for as long as its retry hint says, then
+ * restores its limit. The client holds its new requests itself (grpc-js and Go's HTTP/2 queue
+ * them; a stream opened before the SETTINGS arrived is refused with REFUSED_STREAM, which
+ * clients retry as never processed), nothing is dropped or reset, answers to what it already
+ * sent still go out, and the server's time goes to everyone else. Agents' connections are never
+ * braked: their heartbeats share them.
+ *
+ * (Stopping the socket's reads does not hold: Node's HTTP/2 session restarts them after each
+ * write.)
+ */
+import type { Http2Session } from 'node:http2';
+import type { Clock, TimerHandle } from '../../client/util/clock.js';
+import type { Logger } from '../logging.js';
+
+/** Refusals within WINDOW_MS that brake a connection. */
+export const BRAKE_BURST = 16;
+const WINDOW_MS = 1000;
+
+interface Braking {
+  windowStart: number;
+  refusals: number;
+  /** Set while braked: when the brake comes off, and the stream limit to restore then. */
+  until?: TimerHandle;
+  limit?: number;
+}
+
+export class IngressBrake {
+  private readonly state = new WeakMap<Http2Session, Braking>();
+  private braking = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Connections braked right now (for tests and metrics). */
+  get braked(): number {
+    return this.braking;
+  }
+
+  /** A request on `session` (a gRPC call's, or REST over HTTP/2) was refused as too many. */
+  refused(session: Http2Session | undefined, retryAfterSeconds: number): void {
+    if (!session || session.destroyed || session.closed) return;
+    let s = this.state.get(session);
+    if (!s) {
+      s = { windowStart: 0, refusals: 0 };
+      this.state.set(session, s);
+      session.once('close', () => this.release(session, s!, false));
+    }
+    if (s.until) return;
+    const now = this.clock.now();
+    if (now - s.windowStart >= WINDOW_MS) {
+      s.windowStart = now;
+      s.refusals = 0;
+    }
+    if (++s.refusals < BRAKE_BURST) return;
+    s.limit = session.localSettings.maxConcurrentStreams;
+    session.settings({ maxConcurrentStreams: 0 });
+    this.braking++;
+    const ms = Math.max(1, retryAfterSeconds) * 1000;
+    const braking = s;
+    s.until = this.clock.setTimeout(() => this.release(session, braking, true), ms);
+    this.logger.debug(
+      { peer: `${session.socket?.remoteAddress}:${session.socket?.remotePort}`, refusals: s.refusals, ms },
+      'holding back a connection whose requests keep being refused',
+    );
+  }
+
+  private release(session: Http2Session, s: Braking, restore: boolean): void {
+    if (!s.until) return;
+    this.clock.clearTimeout(s.until);
+    s.until = undefined;
+    s.refusals = 0;
+    this.braking--;
+    if (restore && !session.destroyed && !session.closed)
+      session.settings(s.limit === undefined ? {} : { maxConcurrentStreams: s.limit });
+  }
+}
