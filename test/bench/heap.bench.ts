@@ -1,0 +1,215 @@
+/**
+ * `npm run bench:heap` (tracker issue 23, item 1): where a control plane's heap goes. A fresh
+ * `kubelab server` child (SQLite, its in-process controllers) with --nodes hollow nodes (1,000)
+ * run in this process, --pods-per-node DaemonSet pods on each (2); once every pod is available
+ * and --settle (90 s: longer than the watch cache's 75 s history window) has passed, a forced
+ * GC and a heap snapshot of the server over the inspector, aggregated by constructor. It says
+ * what the heap holds per cached Node-or-Pod, and which constructors hold it.
+ *
+ * Snapshots are parsed whole: keep the fleet to a few thousand nodes (a 5,000-node server's
+ * snapshot is larger than a JavaScript string can be).
+ *
+ * Options: --nodes 1000, --pods-per-node 2, --settle 90s, --label TEXT (named in the heading,
+ * e.g. "before"), --no-append (print only).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { WebSocket } from 'ws';
+import { buildAgentProgram, configFromFlags } from '../../agent/cli.js';
+import { HollowFleet } from '../../agent/hollow.js';
+import { createAgentLogger } from '../../agent/logger.js';
+import type { DaemonSet, Namespace } from '../../client/api/types.js';
+import { freePort } from '../support/etcd.js';
+import { createJoinToken, REPO_ROOT, startChildControlPlane } from './lib/child.js';
+import { changedNote, machineInfo } from './lib/machine.js';
+import { appendSection, table } from './lib/report.js';
+import { fmt, sleep } from './lib/stats.js';
+
+const { values: v } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '1000' },
+    'pods-per-node': { type: 'string', default: '2' },
+    settle: { type: 'string', default: '90s' },
+    label: { type: 'string', default: '' },
+    'no-append': { type: 'boolean', default: false },
+  },
+});
+const nodes = Number(v.nodes);
+const podsPerNode = Number(v['pods-per-node']);
+const settleMs = Number(/^(\d+)s$/.exec(v.settle ?? '')?.[1] ?? NaN) * 1000;
+if (!(nodes > 0) || !(podsPerNode >= 0) || !(settleMs >= 0))
+  throw new Error('--nodes N, --pods-per-node N and --settle Ns (seconds) are required to be numbers');
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+/** A heap snapshot over the inspector's WebSocket: a forced GC first, then the snapshot, parsed. */
+async function heapSnapshot(inspectPort: number): Promise<HeapSnapshot> {
+  const targets = (await (await fetch(`http://127.0.0.1:${inspectPort}/json`)).json()) as Array<{
+    webSocketDebuggerUrl: string;
+  }>;
+  const ws = new WebSocket(targets[0].webSocketDebuggerUrl, { maxPayload: 1 << 30 });
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  let id = 0;
+  const waiting = new Map<number, () => void>();
+  const chunks: string[] = [];
+  ws.on('message', (data) => {
+    const m = JSON.parse(data.toString()) as { id?: number; method?: string; params?: { chunk: string } };
+    if (m.method === 'HeapProfiler.addHeapSnapshotChunk') chunks.push(m.params!.chunk);
+    else if (m.id !== undefined) waiting.get(m.id)?.();
+  });
+  const call = (method: string, params: object = {}) =>
+    new Promise<void>((resolve) => {
+      const i = ++id;
+      waiting.set(i, resolve);
+      ws.send(JSON.stringify({ id: i, method, params }));
+    });
+  await call('HeapProfiler.collectGarbage');
+  await call('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  ws.close();
+  return JSON.parse(chunks.join('')) as HeapSnapshot;
+}
+
+interface HeapSnapshot {
+  snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+  nodes: number[];
+  strings: string[];
+}
+
+/** Bytes and counts per constructor (objects, closures) or per type (strings, arrays, code…). */
+function byConstructor(snap: HeapSnapshot): {
+  total: number;
+  count: number;
+  rows: Map<string, [number, number]>;
+} {
+  const fields = snap.snapshot.meta.node_fields;
+  const types = snap.snapshot.meta.node_types[0];
+  const width = fields.length;
+  const typeAt = fields.indexOf('type');
+  const nameAt = fields.indexOf('name');
+  const sizeAt = fields.indexOf('self_size');
+  const rows = new Map<string, [number, number]>();
+  let total = 0;
+  let count = 0;
+  for (let i = 0; i < snap.nodes.length; i += width) {
+    const type = types[snap.nodes[i + typeAt]];
+    const named = type === 'object' || type === 'closure';
+    const key = named ? `${snap.strings[snap.nodes[i + nameAt]]} (${type})` : `(${type})`;
+    const size = snap.nodes[i + sizeAt];
+    total += size;
+    count++;
+    const row = rows.get(key) ?? [0, 0];
+    row[0] += size;
+    row[1]++;
+    rows.set(key, row);
+  }
+  return { total, count, rows };
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const inspect = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'kubelab-heap-'));
+  log(`starting the server (inspector on 127.0.0.1:${inspect})`);
+  const cp = await startChildControlPlane({
+    store: 'sqlite',
+    dataDir,
+    startTimeoutMs: 120_000,
+    nodeArgs: [`--inspect=127.0.0.1:${inspect}`],
+  });
+  const fleetDir = mkdtempSync(join(tmpdir(), 'kubelab-heap-fleet-'));
+  let fleet: HollowFleet | undefined;
+  try {
+    const machine = await machineInfo('http://127.0.0.1:9', REPO_ROOT);
+    const token = await createJoinToken(cp);
+    const flags = buildAgentProgram().opts() as Parameters<typeof configFromFlags>[0];
+    process.setSourceMapsEnabled(false);
+    log(`starting ${fmt(nodes, 0)} hollow nodes in this process`);
+    fleet = new HollowFleet({
+      count: nodes,
+      prefix: 'heap',
+      servers: [`https://${cp.server}`],
+      dataDir: fleetDir,
+      joinToken: token,
+      config: (name) => configFromFlags(flags, name),
+      logger: createAgentLogger('error'),
+      spreadMs: 3000,
+    });
+    await fleet.start();
+    const admin = cp.client(true);
+    await admin.create<Namespace>({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'heap' } });
+    for (let i = 0; i < podsPerNode; i++) {
+      const app = { app: `heap-${i}` };
+      await admin.create<DaemonSet>({
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: `heap-${i}`, namespace: 'heap' },
+        spec: {
+          selector: { matchLabels: app },
+          template: { metadata: { labels: app }, spec: { containers: [{ name: 'main', image: 'busybox' }] } },
+        },
+      });
+    }
+    for (let lastLog = 0; ;) {
+      const available = (await admin.list('DaemonSet', { namespace: 'heap' })).items.reduce(
+        (sum, ds) => sum + (ds.status?.numberAvailable ?? 0),
+        0,
+      );
+      if (available >= nodes * podsPerNode) break;
+      if (Date.now() - lastLog > 15_000) {
+        lastLog = Date.now();
+        log(`${fmt(available, 0)} of ${fmt(nodes * podsPerNode, 0)} pods available`);
+      }
+      await sleep(2000);
+    }
+    admin.close();
+    log(`every pod available; settling ${settleMs / 1000} s`);
+    await sleep(settleMs);
+    const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cp.pid}/status`, 'utf8'))?.[1]) / 1024;
+    log('taking a heap snapshot of the server');
+    const { total, count, rows } = byConstructor(await heapSnapshot(inspect));
+    const cached = nodes * (1 + podsPerNode);
+    const top = [...rows].sort((a, b) => b[1][0] - a[1][0]).slice(0, 20);
+    const heading = `## ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC — heap (\`npm run bench:heap\`)${v.label ? `: ${v.label}` : ''}`;
+    const section = [
+      heading,
+      '',
+      `Machine: ${machine.cpu}, ${machine.cores} cores, ${fmt(machine.ramGiB, 1)} GiB RAM; Node ${machine.node}. kubelab ${machine.commit}. ` +
+        `A \`kubelab server\` child (SQLite, in-process controllers) with ${fmt(nodes, 0)} hollow nodes (in the bench process) and ` +
+        `${podsPerNode} DaemonSet pods on each, ${settleMs / 1000} s after every pod was available; a forced GC, then a heap snapshot. ` +
+        `Command: \`npm run bench:heap -- --nodes ${nodes} --pods-per-node ${podsPerNode}\`.` +
+        (changedNote(machine) ? ` ${changedNote(machine)}` : ''),
+      '',
+      `**Heap ${fmt(total / 1048576, 1)} MiB in ${fmt(count, 0)} heap objects: ${fmt(total / cached / 1024, 1)} KiB and ${fmt(count / cached, 0)} heap objects per cached Node-or-Pod** ` +
+        `(${fmt(cached, 0)} of them; the server's fixed costs included). Server RSS ${fmt(rssMiB, 0)} MiB before the forced GC.`,
+      '',
+      table(
+        ['constructor or type', 'MiB', 'heap objects', 'bytes per Node-or-Pod'],
+        ['l', 'r', 'r', 'r'],
+        top.map(([key, [size, n]]) => [key, fmt(size / 1048576, 1), fmt(n, 0), fmt(size / cached, 0)]),
+      ),
+      '',
+    ].join('\n');
+    process.stdout.write('\n' + section);
+    if (!v['no-append']) {
+      appendSection(join(REPO_ROOT, 'BENCHMARKS.md'), section);
+      log('appended to BENCHMARKS.md');
+    }
+  } finally {
+    await fleet?.stop();
+    await cp.stop();
+    rmSync(fleetDir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
