@@ -12,7 +12,6 @@ import type { Clock } from '../../client/util/clock.js';
 import type { Logger } from '../logging.js';
 import type { Storage, StorageEvent, WatchHandle } from '../storage/types.js';
 import { decodeStored, kindOfKey, REGISTRY_PREFIX } from './codec.js';
-import { CacheEntry } from './cacheentry.js';
 import { WatchCache, type CacheEvent, type CachedObject } from './watchcache.js';
 
 export interface CacherOptions {
@@ -102,7 +101,7 @@ export class Cacher {
         const plural = kindOfKey(kv.key);
         if (!plural || !this.caches.has(plural)) continue;
         const list = byKind.get(plural) ?? [];
-        list.push(new CacheEntry(kv.key, decodeStored(kv.value, kv.modRevision), kv.modRevision));
+        list.push({ key: kv.key, object: decodeStored(kv.value, kv.modRevision), rv: kv.modRevision });
         byKind.set(plural, list);
       }
       if (page.remaining === 0 || page.items.length === 0) break;
@@ -154,9 +153,12 @@ export class Cacher {
       const plural = kindOfKey(e.key);
       const cache = plural ? this.caches.get(plural) : undefined;
       if (!cache) continue;
+      const seen = inBatch.get(e.key);
+      const prev = seen === undefined ? cache.get(e.key) : (seen ?? undefined);
       let object: KubeObject;
       try {
-        object = decodeStored(e.value, e.revision);
+        // Sharing what did not change with the version it replaces (sharedversions.ts).
+        object = decodeStored(e.value, e.revision, prev?.object);
       } catch (err) {
         this.options.logger.error(
           { key: e.key, err: (err as Error).message },
@@ -164,10 +166,8 @@ export class Cacher {
         );
         continue;
       }
-      const seen = inBatch.get(e.key);
-      const prev = seen === undefined ? cache.get(e.key) : (seen ?? undefined);
       // The key string of the version it replaces: a history of thousands of versions shares one.
-      const cur: CachedObject = new CacheEntry(prev?.key ?? e.key, object, e.revision);
+      const cur: CachedObject = { key: prev?.key ?? e.key, object, rv: e.revision };
       const type = e.type === 'delete' ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
       let list = perKind.get(cache);
       if (!list) perKind.set(cache, (list = []));

@@ -6,6 +6,7 @@
 import type { KindInfo } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
 import { freezeSharingStrings } from './sharedstrings.js';
+import { freezeSharingWith } from './sharedversions.js';
 
 export const REGISTRY_PREFIX = '/registry/';
 
@@ -38,10 +39,11 @@ export function encodeForStore(obj: KubeObject): string {
 
 /**
  * Parses a stored object, stamps its resourceVersion and freezes it (caches share it), its
- * short strings shared with the other cached objects.
+ * short strings shared with the other cached objects and, given the version it replaces, every
+ * part that did not change shared with that version.
  */
-export function decodeStored(value: string, revision: number): KubeObject {
+export function decodeStored(value: string, revision: number, previous?: KubeObject): KubeObject {
   const obj = JSON.parse(value) as KubeObject;
   obj.metadata = { ...obj.metadata, resourceVersion: String(revision) };
-  return freezeSharingStrings(obj);
+  return previous ? freezeSharingWith(obj, previous) : freezeSharingStrings(obj);
 }

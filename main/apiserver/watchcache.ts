@@ -10,7 +10,6 @@ import type { KindInfo } from '../../client/api/kinds.js';
 import type { FieldSelector, LabelSelector } from '../../client/api/selectors.js';
 import type { KubeObject, WatchEventType } from '../../client/api/types.js';
 import { prefixEnd } from '../storage/types.js';
-import type { Selection } from './cacheentry.js';
 import { kindPrefix } from './codec.js';
 
 /** One object as the cache holds it (frozen: shared by every reader, encoded once). */
@@ -20,10 +19,6 @@ export interface CachedObject {
   readonly rv: number;
   /** Kept for the layer that sends the entry (its wire encodings, made once for every reader). */
   memo?: object;
-  /** Set once the entry is retired: what selectors read, without decoding the object. */
-  readonly selection?: Selection;
-  /** Called when a newer version supersedes the entry and its events have gone out (see CacheEntry). */
-  retire?(selection: Selection): void;
 }
 
 export interface CacheEvent {
@@ -156,7 +151,8 @@ export class WatchCache {
 
   /** Applies events from the store, in revision order, and fans them out to watchers. */
   apply(events: CacheEvent[]): void {
-    // Superseded versions live on only in the history: retired once the events went out.
+    // Superseded versions live on only in the history: their wire encodings, made for the
+    // watchers that just got them, go once the events are out (a replay makes them again).
     const superseded: CachedObject[] = [];
     for (const e of events) {
       const key = e.cur.key;
@@ -188,14 +184,7 @@ export class WatchCache {
         for (const w of this.indexedWatchersFor(e)) if (!w.stopped) this.deliver(w, e);
       }
     }
-    for (const entry of superseded) this.retire(entry);
-  }
-
-  private retire(entry: CachedObject): void {
-    const fields = this.options.selectableFields;
-    if (!entry.retire || entry.selection || !fields) return;
-    const obj = entry.object;
-    entry.retire({ labels: obj.metadata?.labels, fields: fields.map((f) => this.getField(obj, f)) });
+    for (const entry of superseded) entry.memo = undefined;
   }
 
   /** The filed watchers an event can concern: those under its object's value before and after. */
@@ -240,7 +229,7 @@ export class WatchCache {
     const unfiltered = !filter.labels && !filter.fields && (!filter.namespace || this.info.namespaced);
     for (let i = start; i < end; i++) {
       const item = this.objects.get(keys[i])!;
-      if (unfiltered || this.entryMatches(filter, item)) {
+      if (unfiltered || this.matches(filter, item.object)) {
         if (items.length === limit) return { items, more: true };
         items.push(item);
       }
@@ -387,26 +376,9 @@ export class WatchCache {
     return true;
   }
 
-  /** As matches(), for an entry that may be retired (then from what it kept, not decoded). */
-  private entryMatches(filter: WatchFilter, entry: CachedObject): boolean {
-    const kept = entry.selection;
-    if (!kept) return this.matches(filter, entry.object);
-    const fields = this.options.selectableFields!;
-    const field = (f: string) => {
-      const i = fields.indexOf(f);
-      return i < 0 ? undefined : kept.fields[i];
-    };
-    if (filter.namespace && this.info.namespaced && field('metadata.namespace') !== filter.namespace)
-      return false;
-    if (filter.namespace && !this.info.namespaced) return false;
-    if (filter.labels && !filter.labels.matches(kept.labels)) return false;
-    if (filter.fields && !filter.fields.matches(field)) return false;
-    return true;
-  }
-
   private deliver(w: ActiveWatcher, e: CacheEvent): void {
-    const now = this.entryMatches(w.filter, e.cur);
-    const before = e.prev !== undefined && this.entryMatches(w.filter, e.prev);
+    const now = this.matches(w.filter, e.cur.object);
+    const before = e.prev !== undefined && this.matches(w.filter, e.prev.object);
     let ok = true;
     if (e.type === 'ADDED') {
       if (now) ok = w.sink.event('ADDED', e.cur);
