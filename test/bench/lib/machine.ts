@@ -12,7 +12,7 @@ export interface MachineInfo {
   etcd: string;
   /** The kubelab commit measured, and whether the working tree had changes. */
   commit: string;
-  /** Files changed or added in the working tree (not committed); test/bench/, BENCHMARKS.md and package.json left out. */
+  /** Files changed or added in the working tree (not committed); test/bench/, BENCHMARKS.md, package.json and a linked node_modules left out. */
   changed: string[];
 }
 
@@ -36,7 +36,14 @@ function changedFiles(dir: string): string[] {
       .split('\n')
       .filter(Boolean)
       .map((l) => l.slice(3).replace(/^.* -> /, ''))
-      .filter((f) => !f.startsWith('test/bench/') && f !== 'BENCHMARKS.md' && f !== 'package.json');
+      // A bench clone links the working copy's node_modules: not a change to what is measured.
+      .filter(
+        (f) =>
+          !f.startsWith('test/bench/') &&
+          f !== 'BENCHMARKS.md' &&
+          f !== 'package.json' &&
+          f !== 'node_modules',
+      );
   } catch {
     return [];
   }
