@@ -32,18 +32,20 @@ function changedFiles(dir: string): string[] {
       cwd: dir,
       encoding: 'utf8',
     });
-    return out
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => l.slice(3).replace(/^.* -> /, ''))
-      // A bench clone links the working copy's node_modules: not a change to what is measured.
-      .filter(
-        (f) =>
-          !f.startsWith('test/bench/') &&
-          f !== 'BENCHMARKS.md' &&
-          f !== 'package.json' &&
-          f !== 'node_modules',
-      );
+    return (
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.slice(3).replace(/^.* -> /, ''))
+        // A bench clone links the working copy's node_modules: not a change to what is measured.
+        .filter(
+          (f) =>
+            !f.startsWith('test/bench/') &&
+            f !== 'BENCHMARKS.md' &&
+            f !== 'package.json' &&
+            f !== 'node_modules',
+        )
+    );
   } catch {
     return [];
   }
