@@ -18,7 +18,7 @@ export function freezeSharingWith<T>(value: T, previous: unknown): T {
 }
 
 function shareTree(v: unknown, p: unknown): unknown {
-  if (typeof v === 'string') return typeof p === 'string' && p === v ? p : sharedString(v);
+  if (typeof v === 'string') return p === v ? p : sharedString(v);
   if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return v;
   if (p === null || typeof p !== 'object' || !Object.isFrozen(p) || Array.isArray(v) !== Array.isArray(p))
     return freezeSharingStrings(v);
@@ -46,13 +46,9 @@ function shareTree(v: unknown, p: unknown): unknown {
       }
       if (same && prevKeys[i] !== k) same = false;
       const had = Object.prototype.hasOwnProperty.call(prev, k);
-      o[k] = had ? shareTree(o[k], prev[k]) : freezeSharingStrings(sharedIfString(o[k]));
+      o[k] = shareTree(o[k], had ? prev[k] : undefined);
       if (!had || o[k] !== prev[k]) same = false;
     }
   }
   return same ? p : Object.freeze(v);
-}
-
-function sharedIfString(v: unknown): unknown {
-  return typeof v === 'string' ? sharedString(v) : v;
 }

@@ -78,13 +78,7 @@ export function unaryHandlers(
         const id = identityOf(call.metadata, tokens);
         if (!flowControl) return fn(id, call.request);
         const running = flowControl.run(id, () => fn(id, call.request), requestKind(call.request));
-        // Agents' connections carry their heartbeats: never braked.
-        if (!brake || id.role === 'node') return running;
-        return running.catch((err: unknown) => {
-          if (err instanceof ApiError && err.reason === 'TooManyRequests')
-            brake.refused(sessionOf(call), err.details.retryAfterSeconds ?? 1);
-          throw err;
-        });
+        return brake ? brake.watch(running, id, () => sessionOf(call)) : running;
       }),
     open: (fn) => (call, callback) => run(call, callback, () => fn(call.request)),
   };

@@ -17,6 +17,8 @@
  * write.)
  */
 import type { Http2Session } from 'node:http2';
+import { ApiError } from '../../client/api/errors.js';
+import type { Identity } from '../../client/api/local.js';
 import type { Clock, TimerHandle } from '../../client/util/clock.js';
 import type { Logger } from '../logging.js';
 
@@ -46,8 +48,21 @@ export class IngressBrake {
     return this.braking;
   }
 
-  /** A request on `session` (a gRPC call's, or REST over HTTP/2) was refused as too many. */
-  refused(session: Http2Session | undefined, retryAfterSeconds: number): void {
+  /**
+   * `running` as it is; if it fails with TooManyRequests for someone other than an agent, the
+   * refusal counts against `session` (a gRPC call's, or REST over HTTP/2).
+   */
+  watch<T>(running: Promise<T>, id: Identity, session: () => Http2Session | undefined): Promise<T> {
+    // Agents' connections carry their heartbeats: never braked.
+    if (id.role === 'node') return running;
+    return running.catch((err: unknown) => {
+      if (err instanceof ApiError && err.reason === 'TooManyRequests')
+        this.refused(session(), err.details.retryAfterSeconds ?? 1);
+      throw err;
+    });
+  }
+
+  private refused(session: Http2Session | undefined, retryAfterSeconds: number): void {
     if (!session || session.destroyed || session.closed) return;
     let s = this.state.get(session);
     if (!s) {

@@ -337,16 +337,9 @@ export function restHandler(
       if (r.verb === 'watch' || LONG_RUNNING_SUBRESOURCES.has(r.subresource ?? ''))
         return serveResource(id, r, req, res, url);
       const running = api.flowControl.run(id, () => serveResource(id, r, req, res, url), r.info.kind);
-      const brake = options.brake;
-      // Agents' connections carry their heartbeats: never braked.
-      if (!brake || id.role === 'node') return running;
-      return running.catch((err: unknown) => {
-        // HTTP/2 only: an HTTP/1.1 connection carries one request at a time anyway.
-        const session = 'stream' in req ? req.stream.session : undefined;
-        if (session && err instanceof ApiError && err.reason === 'TooManyRequests')
-          brake.refused(session, err.details.retryAfterSeconds ?? 1);
-        throw err;
-      });
+      // HTTP/2 only: an HTTP/1.1 connection carries one request at a time anyway.
+      const session = () => ('stream' in req ? req.stream.session : undefined);
+      return options.brake ? options.brake.watch(running, id, session) : running;
     }
     if (r.type === 'review') {
       const answer = answerReview(api, id, r.review, await readOptionalObject(req, r.review.kind));
