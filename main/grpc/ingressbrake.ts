@@ -29,9 +29,13 @@ const WINDOW_MS = 1000;
 interface Braking {
   windowStart: number;
   refusals: number;
-  /** Set while braked: when the brake comes off, and the stream limit to restore then. */
+  /** Set while braked: when the brake comes off. */
   until?: TimerHandle;
-  limit?: number;
+  /**
+   * The stream limit to restore, read before the first brake: later, the session's local
+   * settings may still say 0, if the client has not yet acknowledged the limit given back.
+   */
+  readonly limit: number | undefined;
 }
 
 export class IngressBrake {
@@ -66,7 +70,7 @@ export class IngressBrake {
     if (!session || session.destroyed || session.closed) return;
     let s = this.state.get(session);
     if (!s) {
-      s = { windowStart: 0, refusals: 0 };
+      s = { windowStart: 0, refusals: 0, limit: session.localSettings.maxConcurrentStreams };
       this.state.set(session, s);
       session.once('close', () => this.release(session, s!, false));
     }
@@ -77,7 +81,6 @@ export class IngressBrake {
       s.refusals = 0;
     }
     if (++s.refusals < BRAKE_BURST) return;
-    s.limit = session.localSettings.maxConcurrentStreams;
     session.settings({ maxConcurrentStreams: 0 });
     this.braking++;
     const ms = Math.max(1, retryAfterSeconds) * 1000;

@@ -25,6 +25,8 @@
  *
  * Options: --nodes 5000,10000, --pods-per-node 10, --window 10m, --warmup 30s, --overload 30s
  * (0: skip), --no-restart, --fleets 2, --join 32 (joins in flight), --no-append (print only).
+ * Environment: KUBELAB_BENCH_CPU_PROFILE=<folder> CPU-profiles the server's windows (lib/loop-probe.mjs);
+ * KUBELAB_BENCH_SERVER_V8="<flags>" adds V8 flags to the server (e.g. --max-semi-space-size=64).
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,6 +52,7 @@ import { changedNote, machineInfo } from './lib/machine.js';
 import { MiB, ProcSampler, type ProcSummary } from './lib/proc.js';
 import { replaceSection, table, upsertSummaryRow } from './lib/report.js';
 import { Cleanup, log } from './lib/run.js';
+import { scrape, scrapeDelta, type Scrape } from './lib/scrape.js';
 import { fmt, nowMs, percentileSorted, sleep, sortedCopy } from './lib/stats.js';
 
 const NAMESPACE = 'scale';
@@ -148,6 +151,37 @@ interface Renewals {
   p99Ms: number;
   maxMs: number;
   gapsOverLease: number;
+  /** The hollow processes' own event-loop delay (the worse fleet's): their share of a renewal's latency. */
+  fleetLoopP99Ms: number;
+  fleetLoopMaxMs: number;
+  /** The server's share: node-high requests' wait for a seat and run once seated, p99 as bucket bounds. */
+  server?: { requests: number; waitP99: string; runP99: string };
+}
+
+/** The upper bound of the histogram bucket that holds the 99th percentile of what it counted between two scrapes. */
+function bucketP99(
+  before: Scrape,
+  after: Scrape,
+  metric: string,
+  level: string,
+): { count: number; bound: string } {
+  const re = new RegExp(`^${metric}_bucket\\{le="([^"]+)",priority_level="${level}"(?:,execute="true")?\\}$`);
+  const buckets: Array<[number, string, number]> = [];
+  for (const series of after.keys()) {
+    const m = re.exec(series);
+    if (m)
+      buckets.push([m[1] === '+Inf' ? Infinity : Number(m[1]), m[1], scrapeDelta(before, after, series)]);
+  }
+  buckets.sort((a, b) => a[0] - b[0]);
+  const count = buckets.length ? buckets[buckets.length - 1][2] : 0;
+  const hit = buckets.find(([, , c]) => c >= 0.99 * count);
+  return { count, bound: hit ? (hit[0] === Infinity ? '> 30 s' : `≤ ${fmt(hit[0] * 1000, 0)} ms`) : 'n/a' };
+}
+
+function nodeHighShare(before: Scrape, after: Scrape): Renewals['server'] {
+  const wait = bucketP99(before, after, 'apiserver_flowcontrol_request_wait_duration_seconds', 'node-high');
+  const run = bucketP99(before, after, 'apiserver_flowcontrol_request_execution_seconds', 'node-high');
+  return { requests: run.count, waitP99: wait.bound, runP99: run.bound };
 }
 
 interface Overload {
@@ -308,6 +342,8 @@ async function renewals(fleets: Fleet[]): Promise<Renewals> {
     p99Ms: Math.max(...reports.map((r) => r.p99Ms)),
     maxMs: Math.max(...reports.map((r) => r.maxMs)),
     gapsOverLease: reports.reduce((s, r) => s + r.gapsOverLease, 0),
+    fleetLoopP99Ms: Math.max(...reports.map((r) => r.eventLoopP99Ms)),
+    fleetLoopMaxMs: Math.max(...reports.map((r) => r.eventLoopMaxMs)),
   };
 }
 
@@ -539,7 +575,12 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
     port: await freePort(),
     metricsPort: await freePort(),
     // Room beyond V8's default heap limit, so that a heap too big for the target is measured, not a crash.
-    nodeArgs: ['--max-old-space-size=8192', '--import', pathToFileURL(PROBE).href],
+    nodeArgs: [
+      '--max-old-space-size=8192',
+      ...(process.env.KUBELAB_BENCH_SERVER_V8?.split(' ').filter(Boolean) ?? []),
+      '--import',
+      pathToFileURL(PROBE).href,
+    ],
     serverArgs: ['--ui-listen', `127.0.0.1:${uiPort}`],
     env: { KUBELAB_BENCH_LOOP_PROBE: probePath },
     startTimeoutMs: 180_000,
@@ -668,6 +709,7 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
     await sleep(args.warmupMs);
     const markedAt = Date.now();
     mark(fleets, probePath);
+    const metricsAtMark = await scrape(cp.metricsPort);
     sampler.sample();
     const from = sampler.elapsed();
     const probeClient = grpcClient({
@@ -693,7 +735,10 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
       probe,
       server: sampler.summary('server', from, to),
       fleets: fleets.map((f) => sampler.summary(f.name, from, to)),
-      renew: await renewals(fleets),
+      renew: {
+        ...(await renewals(fleets)),
+        server: nodeHighShare(metricsAtMark, await scrape(cp.metricsPort)),
+      },
       api: apiResult,
       bridge: bridgeResult,
       machineCores: sampler.machineLoad(from, to)?.busyCores,
@@ -947,6 +992,16 @@ function report(
           ? `${ms(r.window.renew.p50Ms)} / ${ms(r.window.renew.p99Ms)} / ${ms(r.window.renew.maxMs)} (${fmt(r.window.renew.renewals, 0)})`
           : 'n/a',
       BEFORE_5000.renew,
+    ),
+    row(
+      "renewals: where the time goes (hollow processes' loop delay p99 / max; server node-high wait p99, run p99)",
+      (r) =>
+        r.window
+          ? `${ms(r.window.renew.fleetLoopP99Ms)} / ${ms(r.window.renew.fleetLoopMaxMs)}; ` +
+            (r.window.renew.server
+              ? `${r.window.renew.server.waitP99}, ${r.window.renew.server.runP99} (${fmt(r.window.renew.server.requests, 0)} Node and Lease writes)`
+              : 'n/a')
+          : 'n/a',
     ),
     row('API probe p99: get / list 500 pods / create', (r) =>
       r.window

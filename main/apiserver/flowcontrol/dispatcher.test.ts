@@ -102,6 +102,29 @@ describe('FlowControl', () => {
     await Promise.all(runs);
   });
 
+  it("says in /metrics how long each level's requests ran once seated, apart from their wait", async () => {
+    const clock = new FakeClock();
+    const fc = new FlowControl(CONFIG, clock);
+    const registry = new Registry();
+    fc.registerMetrics(registry);
+    const lease = held();
+    const renewal = fc.run(node, lease.work, 'Lease');
+    await flush();
+    clock.advance(300);
+    lease.end();
+    await renewal;
+    const text = await registry.metrics();
+    expect(text).toMatch(
+      /apiserver_flowcontrol_request_execution_seconds_bucket\{le="0.2",priority_level="node-high"\} 0/,
+    );
+    expect(text).toMatch(
+      /apiserver_flowcontrol_request_execution_seconds_bucket\{le="0.5",priority_level="node-high"\} 1/,
+    );
+    expect(text).toMatch(
+      /apiserver_flowcontrol_request_execution_seconds_sum\{priority_level="node-high"\} 0.3/,
+    );
+  });
+
   it('refuses a request that waited too long, and it never runs', async () => {
     const clock = new FakeClock();
     const fc = new FlowControl(CONFIG, clock);

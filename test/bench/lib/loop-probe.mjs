@@ -2,11 +2,15 @@
  * Preloaded into a `kubelab server` child (`node --import <this file>`) by bench:scale: reports
  * the process's event-loop delay (monitorEventLoopDelay), its GC pauses (PerformanceObserver
  * 'gc') and its memory, as JSON written to $KUBELAB_BENCH_LOOP_PROBE every second. Touching
- * `<that path>.mark` starts a new window: the histogram and the GC figures start again.
+ * `<that path>.mark` starts a new window: the histogram and the GC figures start again. With
+ * $KUBELAB_BENCH_CPU_PROFILE set to a folder, each window is also CPU-profiled (inspector, 10 ms
+ * samples) into window-<mark>.cpuprofile there, written when the next window starts.
  * Plain JavaScript so that it loads before tsx does.
  */
 import { renameSync, statSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, PerformanceObserver, constants } from 'node:perf_hooks';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
 
 const path = process.env.KUBELAB_BENCH_LOOP_PROBE;
 if (path) {
@@ -22,6 +26,25 @@ if (path) {
   let gc = fresh();
   let peak = { rss: 0, heapUsed: 0, heapTotal: 0 };
   let markSeen = 0;
+  const profileDir = process.env.KUBELAB_BENCH_CPU_PROFILE;
+  let profiler;
+  const profileWindow = () => {
+    if (!profileDir) return;
+    if (!profiler) {
+      profiler = new Session();
+      profiler.connect();
+      profiler.post('Profiler.enable');
+      profiler.post('Profiler.setSamplingInterval', { interval: 10_000 });
+    }
+    const started = () => profiler.post('Profiler.start');
+    if (markSeen === 0) return started();
+    const previous = markSeen;
+    profiler.post('Profiler.stop', (err, result) => {
+      if (!err)
+        writeFileSync(join(profileDir, `window-${previous}.cpuprofile`), JSON.stringify(result.profile));
+      started();
+    });
+  };
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       const kind = KINDS[e.detail?.kind] ?? `kind ${e.detail?.kind}`;
@@ -45,6 +68,7 @@ if (path) {
       // no window marked yet
     }
     if (mark !== markSeen) {
+      profileWindow();
       markSeen = mark;
       delay.reset();
       gc = fresh();
