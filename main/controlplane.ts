@@ -298,12 +298,16 @@ export class ControlPlane {
   }
 }
 
-/** The in-memory store for kinds that are never persisted: 15 minutes of history. */
+/**
+ * The in-memory store for kinds that are never persisted. Its history serves what a store's
+ * history serves (a paginated list's later pages); the GUI's 15 minutes of NodeMetrics are
+ * kept apart, compactly (apiserver/metricshistory.ts).
+ */
 export function openMemoryStorage(clock: Clock): Promise<Storage> {
   return openSqliteStorage({
     path: ':memory:',
-    retentionMs: 15 * 60_000,
-    compactIntervalMs: 60_000,
+    retentionMs: 90_000,
+    compactIntervalMs: 30_000,
     now: () => clock.now(),
   });
 }

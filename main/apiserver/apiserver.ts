@@ -51,6 +51,7 @@ import {
   whyForbidden,
 } from './auth.js';
 import { Cacher } from './cacher.js';
+import { NodeMetricsHistory } from './metricshistory.js';
 import { decodeStored, encodeForStore, kindPrefix, objectKey } from './codec.js';
 import { EventExpiry } from './eventttl.js';
 import { DEFAULT_MAX_OBJECT_BYTES, intakeObject, tooLarge, type Intake } from './intake.js';
@@ -136,6 +137,7 @@ export class ApiServer implements LocalApi {
   /** The watch caches of the kinds kept in memory only (NodeMetrics). */
   readonly memoryCacher: Cacher;
   readonly eventExpiry: EventExpiry;
+  private readonly metricsHistory: NodeMetricsHistory;
   /** Priority and fairness for the requests clients send through the front doors (gRPC, REST). */
   readonly flowControl: FlowControl;
   /** Reads manifests sent as text, within the parse limits (the GUI's Apply reads through it too). */
@@ -183,6 +185,7 @@ export class ApiServer implements LocalApi {
       this.memoryStorage,
       this.registry.all().filter((s) => s.inMemory),
     );
+    this.metricsHistory = new NodeMetricsHistory(this.clock);
     this.eventExpiry = new EventExpiry(
       this.cacher,
       this.storage,
@@ -202,6 +205,7 @@ export class ApiServer implements LocalApi {
   /** Fills the watch caches and makes sure the namespaces every cluster has exist. */
   async start(): Promise<void> {
     await Promise.all([this.cacher.start(), this.memoryCacher.start()]);
+    this.metricsHistory.follow(this.memoryCacher.cache(kindOf('NodeMetrics')));
     const system: Identity = { name: 'system:apiserver', role: 'admin' };
     for (const name of PROTECTED_NAMESPACES) {
       try {
@@ -214,6 +218,7 @@ export class ApiServer implements LocalApi {
   }
 
   stop(): void {
+    this.metricsHistory.stop();
     this.eventExpiry.stop();
     this.cacher.stop();
     this.memoryCacher.stop();
@@ -449,10 +454,9 @@ export class ApiServer implements LocalApi {
       const info = kindOf('NodeMetrics');
       const name = this.requireName(info, nodeName);
       this.authorize(id, { verb: 'get', info, name });
-      const { storage } = this.backend(info);
-      const versions = (await storage.keyHistory?.(objectKey(info, undefined, name))) ?? [];
-      if (!versions.length) throw notFound(info.kind, name);
-      return versions.map((kv) => decodeStored(kv.value, kv.modRevision));
+      const samples = this.metricsHistory.samples(name);
+      if (!samples?.length) throw notFound(info.kind, name);
+      return samples;
     });
   }
 
@@ -678,7 +682,8 @@ export class ApiServer implements LocalApi {
         }),
         ...strategy.validate(obj),
       ]);
-      recordFields(obj);
+      if (strategy.untrackedFields) delete meta.managedFields;
+      else recordFields(obj);
       const generated = !meta.name;
       for (let attempt = 0; ; attempt++) {
         // The base is cut to 58 characters so the name stays within 63 (Kubernetes' SimpleNameGenerator).
@@ -1198,7 +1203,8 @@ export class ApiServer implements LocalApi {
           : (strategy.validateUpdate?.(next, current) ?? [])),
     ];
     this.validateOrThrow(strategy, next, errors);
-    if (manager !== undefined)
+    if (strategy.untrackedFields) delete m.managedFields;
+    else if (manager !== undefined)
       this.recordWrite(info, current, next, manager, subresource === 'status' ? 'status' : '');
 
     const { resourceVersion: _rv, ...curMetaNoRv } = curMeta;

@@ -91,9 +91,6 @@ export function encryptedStorage(
     currentRevision: () => inner.currentRevision(),
     compactedRevision: () => inner.compactedRevision(),
     compact: (revision) => inner.compact(revision),
-    ...(inner.keyHistory
-      ? { keyHistory: async (key: string) => (await inner.keyHistory!(key)).map(openKv) }
-      : {}),
     ...(inner.registerMetrics ? { registerMetrics: (r) => inner.registerMetrics!(r) } : {}),
     close: () => inner.close(),
   };

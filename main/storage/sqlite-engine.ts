@@ -65,7 +65,6 @@ export class SqliteEngine {
     >;
     compactScan: Database.Statement<[number, number, number], Pick<Row, 'rev' | 'prev_rev' | 'deleted'>>;
     deleteRev: Database.Statement<[number]>;
-    keyHistory: Database.Statement<[string, number], Row>;
   };
 
   /**
@@ -124,9 +123,6 @@ export class SqliteEngine {
         'SELECT rev, prev_rev, deleted FROM kv_log WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?',
       ),
       deleteRev: this.db.prepare('DELETE FROM kv_log WHERE rev = ?'),
-      keyHistory: this.db.prepare(
-        `SELECT ${cols} FROM kv_log WHERE key = ? AND rev <= ? AND deleted = 0 ORDER BY rev`,
-      ),
     };
   }
 
@@ -185,11 +181,6 @@ export class SqliteEngine {
       if (!row.deleted && row.prev_value !== null) event.prevValue = row.prev_value;
       return event;
     });
-  }
-
-  /** Every retained version of one key up to `revision` (see get), oldest first. */
-  keyHistory(key: string, revision: number): KeyValue[] {
-    return this.stmt.keyHistory.all(key, revision).map(toKeyValue);
   }
 
   // ------------------------------------------------------------------ writes

@@ -370,11 +370,6 @@ export class SqliteStorage implements Storage {
     return { ...this.reader.list(start, prefixEnd(prefix), revision, limit), revision };
   }
 
-  async keyHistory(key: string): Promise<KeyValue[]> {
-    this.assertOpen();
-    return this.reader.keyHistory(key, this.revision);
-  }
-
   async currentRevision(): Promise<number> {
     return this.revision;
   }

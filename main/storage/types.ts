@@ -87,8 +87,6 @@ export interface Storage {
   compactedRevision(): Promise<number>;
   /** Drops history older than `revision`. */
   compact(revision: number): Promise<void>;
-  /** Every retained version of one key, oldest first (backends that keep history in reach). */
-  keyHistory?(key: string): Promise<KeyValue[]>;
   /** Registers the backend's own metrics (etcd: its compactions), where it has any. */
   registerMetrics?(registry: Registry): void;
   /** Flushes pending writes, stops timers and watches, releases the backend. */

@@ -131,3 +131,49 @@ it('applies status through the status subresource, owning status only, beside th
     },
   });
 });
+
+it('keeps no managedFields on NodeMetrics, as Kubernetes’ metrics API serves them, whoever writes them and however', async () => {
+  const admin = t.client();
+  await admin.create<Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'metered-node' } });
+  const sample = (cpu: string): KubeObject =>
+    ({
+      apiVersion: 'metrics.k8s.io/v1beta1',
+      kind: 'NodeMetrics',
+      metadata: {
+        name: 'metered-node',
+        managedFields: [
+          {
+            manager: 'sneaky',
+            operation: 'Update',
+            apiVersion: 'metrics.k8s.io/v1beta1',
+            fieldsType: 'FieldsV1',
+            fieldsV1: { 'f:usage': {} },
+          },
+        ],
+      },
+      timestamp: '2026-12-06T08:00:00Z',
+      window: '10s',
+      usage: { cpu, memory: '1024Ki' },
+    }) as KubeObject;
+  const created = await admin.create(sample('100m'));
+  expect(created.metadata?.managedFields).toBeUndefined();
+  const updated = await admin.update({
+    ...sample('200m'),
+    metadata: { ...sample('200m').metadata, resourceVersion: created.metadata?.resourceVersion },
+  });
+  expect(updated.metadata?.managedFields).toBeUndefined();
+  const { managedFields: _sent, ...appliedMeta } = sample('300m').metadata!;
+  const applied = await admin.patch(
+    'NodeMetrics',
+    'metered-node',
+    { ...sample('300m'), metadata: appliedMeta },
+    {
+      type: 'apply',
+      fieldManager: 'probe',
+      force: true,
+    },
+  );
+  expect((applied as { usage?: Record<string, string> }).usage?.cpu).toBe('300m');
+  expect(applied.metadata?.managedFields).toBeUndefined();
+  expect((await admin.get('NodeMetrics', 'metered-node')).metadata?.managedFields).toBeUndefined();
+});

@@ -10,6 +10,7 @@ export const nodeMetricsStrategy: Strategy<NodeMetrics> = {
   nameRule: 'subdomain',
   tracksGeneration: false,
   inMemory: true,
+  untrackedFields: true,
   validate(m) {
     const errors: FieldError[] = [];
     if (!m.timestamp) errors.push(required('timestamp'));

@@ -16,6 +16,12 @@ export interface Strategy<T extends KubeObject = KubeObject> {
   readonly nameRule: 'subdomain' | 'label';
   /** Kept in memory only, never in the store (NodeMetrics, like metrics-server). */
   readonly inMemory?: boolean;
+  /**
+   * No metadata.managedFields (default: tracked). NodeMetrics: Kubernetes' metrics API serves
+   * them without any, and a node rewriting its usage every 10 s would pay field tracking on
+   * every write and keep the entry in every version of its history.
+   */
+  readonly untrackedFields?: boolean;
   /** metadata.generation is bumped when the spec changes. */
   readonly tracksGeneration: boolean;
   /**
