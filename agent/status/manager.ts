@@ -5,7 +5,7 @@
  * cache, later ones reading it fresh after a conflict. Right after registering, one update
  * goes out at once so the node is Ready quickly.
  */
-import { isAlreadyExists, isNotFound } from '../../client/api/errors.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../../client/api/errors.js';
 import type { Node, NodeCondition } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
 import type { EventRecorder } from '../../client/events/recorder.js';
@@ -184,7 +184,11 @@ export class NodeStatusManager {
         }
         lastError = err;
         if (isNotFound(err)) continue;
-        logger[this.levelFor(err)](
+        // A first try from a copy the informer had not yet brought up to date is expected to
+        // conflict now and then (a loaded server sends watch events late); the next try reads
+        // the store. Only a conflict on a fresh read is worth a warning.
+        const stale = attempt === 0 && isConflict(err);
+        logger[stale ? 'debug' : this.levelFor(err)](
           { node: config.nodeName, attempt, err: (err as Error).message },
           'error updating node status, will retry',
         );

@@ -7,6 +7,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { ApiError } from '../../client/api/errors.js';
 import type { Client } from '../../client/client.js';
+import type { Node } from '../../client/api/types.js';
 import { defaultConfig } from '../../agent/config.js';
 import { LinuxMachineReader } from '../../agent/machine/linux.js';
 import { NodeStatusManager } from '../../agent/status/manager.js';
@@ -64,4 +65,43 @@ it('does not register again when the first cache read after registering finds no
   const said = lines.map((l) => l.msg);
   expect(said.filter((m) => m === 'node registered')).toHaveLength(1);
   expect(said.some((m) => /gone|taking it over/.test(m))).toBe(false);
+});
+
+it('retries a status write from a stale informer copy with a fresh read, without a warning', async () => {
+  const t = await startTestControlPlane({ controllers: false });
+  cleanups.push(() => t.close());
+  const { client, dataDir } = await joinedNode(t, 'stale-1', cleanups);
+  const lines: Array<{ level: number; msg: string }> = [];
+  const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+  const informer: { copy?: Node } = {};
+  const status = new NodeStatusManager({
+    client,
+    reader: new LinuxMachineReader({ dataDir }),
+    config: defaultConfig('stale-1'),
+    clock: realClock,
+    logger,
+    cachedNode: () => informer.copy,
+  });
+  void status.run();
+  cleanups.push(() => status.stop());
+  const admin = t.client();
+  await eventually(async () => {
+    const node = await admin.get('Node', 'stale-1').catch(() => undefined);
+    return node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  }, 'the node to be Ready');
+  await status.stop();
+  // The informer's copy from before someone else's write, with a status to bring up to date.
+  const before = await admin.get('Node', 'stale-1');
+  await admin.patch('Node', 'stale-1', { metadata: { labels: { rack: 'b' } } });
+  const stale = structuredClone(before);
+  stale.status!.conditions = stale.status!.conditions!.filter((c) => c.type !== 'Ready');
+  informer.copy = stale;
+  lines.length = 0;
+  await status.syncNodeStatus();
+  const retried = lines.filter((l) => l.msg === 'error updating node status, will retry');
+  expect(retried.map((l) => l.level)).toEqual([20]);
+  expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+  const after = await admin.get('Node', 'stale-1');
+  expect(after.metadata?.labels?.rack).toBe('b');
+  expect(after.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
 });
