@@ -39,6 +39,14 @@ function lagging(client: Client, nodeName: string): { client: Client; misses: ()
   return { client: wrapped, misses: () => misses };
 }
 
+/** Waits until the Node's status says Ready. */
+async function untilReady(admin: Client, name: string): Promise<void> {
+  await eventually(async () => {
+    const node = await admin.get('Node', name).catch(() => undefined);
+    return node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  }, 'the node to be Ready');
+}
+
 it('does not register again when the first cache read after registering finds no Node', async () => {
   const t = await startTestControlPlane({ controllers: false });
   cleanups.push(() => t.close());
@@ -57,10 +65,7 @@ it('does not register again when the first cache read after registering finds no
   void status.run();
   cleanups.push(() => status.stop());
   const admin = t.client();
-  await eventually(async () => {
-    const node = await admin.get('Node', 'lag-1').catch(() => undefined);
-    return node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-  }, 'the node to be Ready');
+  await untilReady(admin, 'lag-1');
   expect(misses()).toBe(1);
   const said = lines.map((l) => l.msg);
   expect(said.filter((m) => m === 'node registered')).toHaveLength(1);
@@ -85,10 +90,7 @@ it('retries a status write from a stale informer copy with a fresh read, without
   void status.run();
   cleanups.push(() => status.stop());
   const admin = t.client();
-  await eventually(async () => {
-    const node = await admin.get('Node', 'stale-1').catch(() => undefined);
-    return node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-  }, 'the node to be Ready');
+  await untilReady(admin, 'stale-1');
   await status.stop();
   // The informer's copy from before someone else's write, with a status to bring up to date.
   const before = await admin.get('Node', 'stale-1');
