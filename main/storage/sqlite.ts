@@ -95,12 +95,16 @@ function inlineWriter(engine: SqliteEngine): Writer {
   };
 }
 
-/** Starts the write worker; TypeScript sources (tests, tsx) load through tsx inside it. */
+/**
+ * Starts the write worker; TypeScript sources (tests, tsx) load through tsx inside it. tsx is
+ * resolved here, from this file: the eval'd worker would look for it from the current folder,
+ * and `npx kubelab server` runs wherever its user is.
+ */
 function spawnWriter(path: string): Promise<{ writer: Writer; state: EngineState }> {
   const self = import.meta.url;
   const worker = self.endsWith('.ts')
     ? new Worker(
-        `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./sqlite-worker.ts', self).href)}); })`,
+        `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then(({ register }) => { register(); return import(${JSON.stringify(new URL('./sqlite-worker.ts', self).href)}); })`,
         { eval: true, workerData: { path, durable: true } },
       )
     : new Worker(new URL('./sqlite-worker.js', self), { workerData: { path, durable: true } });

@@ -39,7 +39,12 @@ function tempDir(): string {
   return d;
 }
 
-async function startServer(dataDir: string, port: number, extra: string[] = []): Promise<Server> {
+async function startServer(
+  dataDir: string,
+  port: number,
+  extra: string[] = [],
+  cwd?: string,
+): Promise<Server> {
   const child = spawn(
     process.execPath,
     [
@@ -57,6 +62,7 @@ async function startServer(dataDir: string, port: number, extra: string[] = []):
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(cwd ? { cwd } : {}),
     },
   );
   children.push(child);
@@ -110,6 +116,23 @@ describe('kubelab server', () => {
     expect(readFileSync(join(dir, 'pki', 'ca.crt'), 'utf8')).toMatch(/^-----BEGIN CERTIFICATE-----/);
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
+  });
+
+  it('starts from any folder, as `npx kubelab server` run in a home folder does', async () => {
+    const dir = tempDir();
+    const elsewhere = tempDir();
+    const s = await startServer(dir, await freePort(), [], elsewhere);
+    expect(s.stderr).not.toMatch(/cannot open the database|Cannot find package/);
+    const client = grpcClient({
+      server: `127.0.0.1:${s.port}`,
+      token: readFileSync(join(dir, 'admin.token'), 'utf8').trim(),
+      caPem: readFileSync(join(dir, 'pki', 'ca.crt'), 'utf8'),
+    });
+    try {
+      expect((await client.get('Namespace', 'default')).metadata?.name).toBe('default');
+    } finally {
+      client.close();
+    }
   });
 
   it('serves reflection and health, so a generic gRPC tool can call it (buf curl, as the README shows)', async () => {
