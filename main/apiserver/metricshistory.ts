@@ -43,30 +43,46 @@ export class NodeMetricsHistory {
   private readonly series = new Map<string, Series>();
   private readonly shapes = new Map<string, Shape>();
   private watcher: CacheWatcher | undefined;
+  private following = false;
 
   constructor(
     private readonly clock: Clock,
     private readonly retentionMs = METRICS_HISTORY_MS,
   ) {}
 
-  /** Records every NodeMetrics the cache holds now and every write after. */
+  /**
+   * Records every NodeMetrics the cache holds now and every write after. A watch cache rebuilt
+   * from the store ends its watchers; the history then follows it again from its new state,
+   * dropping the nodes whose NodeMetrics went meanwhile.
+   */
   follow(cache: WatchCache): void {
+    this.following = true;
+    const present = new Set<string>();
+    let initial = true;
     this.watcher = cache.watch(
       { initialEvents: true, bookmarks: false },
       {},
       {
         event: (type, entry) => {
-          if (type === 'DELETED') this.series.delete(nameOf(entry));
+          const name = nameOf(entry);
+          if (initial) present.add(name);
+          if (type === 'DELETED') this.series.delete(name);
           else this.record(entry);
           return true;
         },
         bookmark: () => undefined,
-        end: () => undefined,
+        end: () => {
+          if (this.following) setImmediate(() => this.following && this.follow(cache));
+        },
       },
     );
+    // The cache's initial events came in the call above.
+    initial = false;
+    for (const name of this.series.keys()) if (!present.has(name)) this.series.delete(name);
   }
 
   stop(): void {
+    this.following = false;
     this.watcher?.stop();
     this.watcher = undefined;
   }
@@ -105,6 +121,8 @@ export class NodeMetricsHistory {
       s.metadata = metadata;
       s.apiVersion = m.apiVersion;
     }
+    // Following a rebuilt cache again replays the version last recorded.
+    if (s.packed.at(-1)?.startsWith(`${entry.rv}${SEP}`)) return;
     const usage = m.usage ?? {};
     const names = Object.keys(usage);
     s.at.push(this.clock.now());

@@ -4,6 +4,10 @@
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ApiError } from '../../client/api/errors.js';
+import { kindInfo } from '../../client/api/kinds.js';
+import { FakeClock } from '../../client/util/clock.js';
+import { NodeMetricsHistory } from '../../main/apiserver/metricshistory.js';
+import { WatchCache, type CachedObject } from '../../main/apiserver/watchcache.js';
 import type { KubeObject, NodeMetrics } from '../../client/api/types.js';
 import { ADMIN, startTestApiServer, type TestApiServer } from '../support/apiserver.js';
 
@@ -75,4 +79,39 @@ it('forgets a node’s samples with its NodeMetrics, and starts again with a new
   const again = await t.admin.create(sample(100, { cpu: '7m' }));
   await flush();
   expect(await t.api.nodeMetricsHistory(ADMIN, 'pi-1')).toEqual([again]);
+});
+
+it('keeps recording after its watch cache is rebuilt from the store, without repeating a sample, and drops a node gone meanwhile', async () => {
+  const clock = new FakeClock(0);
+  const cache = new WatchCache(kindInfo('NodeMetrics'), () => undefined, {
+    historyMs: 60_000,
+    historyMax: 100,
+    now: () => clock.now(),
+  });
+  cache.reset([], 1);
+  const history = new NodeMetricsHistory(clock);
+  history.follow(cache);
+  const version = (name: string, rv: number, cpu: string): CachedObject => ({
+    key: `/registry/nodemetrics/${name}`,
+    rv,
+    object: {
+      ...sample(rv, { cpu }),
+      metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) },
+    },
+  });
+  const a2 = version('a', 2, '1m');
+  const b3 = version('b', 3, '9m');
+  cache.apply([
+    { type: 'ADDED', rv: 2, cur: a2, at: 0 },
+    { type: 'ADDED', rv: 3, cur: b3, at: 0 },
+  ]);
+  await flush();
+  // Rebuilt from a store in which b is gone: its watchers are ended, and followed again.
+  cache.reset([a2], 4);
+  await flush();
+  cache.apply([{ type: 'MODIFIED', rv: 5, cur: version('a', 5, '2m'), prev: a2, at: 0 }]);
+  await flush();
+  expect(history.samples('a')?.map((m) => (m as NodeMetrics).usage?.cpu)).toEqual(['1m', '2m']);
+  expect(history.samples('b')).toBeUndefined();
+  history.stop();
 });
