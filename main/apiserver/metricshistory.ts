@@ -126,7 +126,10 @@ export class NodeMetricsHistory {
     const usage = m.usage ?? {};
     const names = Object.keys(usage);
     s.at.push(this.clock.now());
-    s.shapes.push(this.shape(m.window, names));
+    // Most reports have the form of the one before: no key to build for them.
+    const last = s.shapes.at(-1);
+    const same = last && last.window === m.window && sameNames(last.names, names);
+    s.shapes.push(same ? last : this.shape(m.window, names));
     s.packed.push([String(entry.rv), m.timestamp ?? '', ...names.map((n) => usage[n])].join(SEP));
     this.prune(s);
   }
@@ -150,6 +153,10 @@ export class NodeMetricsHistory {
     s.shapes.splice(0, drop);
     s.packed.splice(0, drop);
   }
+}
+
+function sameNames(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((n, i) => n === b[i]);
 }
 
 function nameOf(entry: CachedObject): string {
