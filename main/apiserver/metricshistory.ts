@@ -5,7 +5,8 @@
  * store's versions, each one was a whole object (~500 bytes of JSON) in an in-memory SQLite
  * table at ~790 bytes of memory a row: ~360 MiB. Here a sample is one short string — its
  * resourceVersion, timestamp and usage values as sent, joined — and what samples share (the
- * window, the usage names, the object's metadata) is kept once: ~130 bytes a sample.
+ * window, the usage names, the object's metadata) is kept once: ~160 bytes of heap a sample
+ * (measured at 5,000 nodes × 90 samples).
  *
  * It follows the NodeMetrics watch cache as any watcher does, so every write is recorded
  * whoever made it, and a deleted NodeMetrics takes its history with it.

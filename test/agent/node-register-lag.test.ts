@@ -39,6 +39,28 @@ function lagging(client: Client, nodeName: string): { client: Client; misses: ()
   return { client: wrapped, misses: () => misses };
 }
 
+/** A status manager for a joined node, running, and the lines it logs (debug and up). */
+function runStatus(
+  client: Client,
+  dataDir: string,
+  nodeName: string,
+  cachedNode?: () => Node | undefined,
+): { status: NodeStatusManager; lines: Array<{ level: number; msg: string }> } {
+  const lines: Array<{ level: number; msg: string }> = [];
+  const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+  const status = new NodeStatusManager({
+    client,
+    reader: new LinuxMachineReader({ dataDir }),
+    config: defaultConfig(nodeName),
+    clock: realClock,
+    logger,
+    ...(cachedNode ? { cachedNode } : {}),
+  });
+  void status.run();
+  cleanups.push(() => status.stop());
+  return { status, lines };
+}
+
 /** Waits until the Node's status says Ready. */
 async function untilReady(admin: Client, name: string): Promise<void> {
   await eventually(async () => {
@@ -52,18 +74,8 @@ it('does not register again when the first cache read after registering finds no
   cleanups.push(() => t.close());
   const { client: real, dataDir } = await joinedNode(t, 'lag-1', cleanups);
   const { client, misses } = lagging(real, 'lag-1');
-  const lines: Array<{ level: number; msg: string }> = [];
-  const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
   // No informer copy: the first try of each round reads the apiserver's cache.
-  const status = new NodeStatusManager({
-    client,
-    reader: new LinuxMachineReader({ dataDir }),
-    config: defaultConfig('lag-1'),
-    clock: realClock,
-    logger,
-  });
-  void status.run();
-  cleanups.push(() => status.stop());
+  const { lines } = runStatus(client, dataDir, 'lag-1');
   const admin = t.client();
   await untilReady(admin, 'lag-1');
   expect(misses()).toBe(1);
@@ -76,19 +88,8 @@ it('retries a status write from a stale informer copy with a fresh read, without
   const t = await startTestControlPlane({ controllers: false });
   cleanups.push(() => t.close());
   const { client, dataDir } = await joinedNode(t, 'stale-1', cleanups);
-  const lines: Array<{ level: number; msg: string }> = [];
-  const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
   const informer: { copy?: Node } = {};
-  const status = new NodeStatusManager({
-    client,
-    reader: new LinuxMachineReader({ dataDir }),
-    config: defaultConfig('stale-1'),
-    clock: realClock,
-    logger,
-    cachedNode: () => informer.copy,
-  });
-  void status.run();
-  cleanups.push(() => status.stop());
+  const { status, lines } = runStatus(client, dataDir, 'stale-1', () => informer.copy);
   const admin = t.client();
   await untilReady(admin, 'stale-1');
   await status.stop();
