@@ -5,7 +5,7 @@
  * cache, later ones reading it fresh after a conflict. Right after registering, one update
  * goes out at once so the node is Ready quickly.
  */
-import { isAlreadyExists, isConflict, isNotFound } from '../../client/api/errors.js';
+import { isAlreadyExists, isNotFound } from '../../client/api/errors.js';
 import type { Node, NodeCondition } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
 import type { EventRecorder } from '../../client/events/recorder.js';
@@ -17,6 +17,7 @@ import type { AgentConfig } from '../config.js';
 import type { ControlPlaneContact } from '../contact.js';
 import type { Logger } from '../logger.js';
 import type { MachineInfo, MachineReader, MachineSample } from '../machine/types.js';
+import { nodeStatusPatch } from './patch.js';
 import { PressureTracker } from './pressure.js';
 import { nodeStatusHasChanged, setNodeStatus } from './setters.js';
 
@@ -184,11 +185,7 @@ export class NodeStatusManager {
         }
         lastError = err;
         if (isNotFound(err)) continue;
-        // A first try from a copy the informer had not yet brought up to date is expected to
-        // conflict now and then (a loaded server sends watch events late); the next try reads
-        // the store. Only a conflict on a fresh read is worth a warning.
-        const stale = attempt === 0 && isConflict(err);
-        logger[stale ? 'debug' : this.levelFor(err)](
+        logger[this.levelFor(err)](
           { node: config.nodeName, attempt, err: (err as Error).message },
           'error updating node status, will retry',
         );
@@ -207,9 +204,9 @@ export class NodeStatusManager {
 
   private async tryUpdateNodeStatus(attempt: number, sample: MachineSample): Promise<void> {
     const { client, config, clock } = this.options;
-    // The first try starts from the informer's copy (no call at all; if it is stale the update
-    // conflicts), or the apiserver's cache before the informer has it; after a conflict, a
-    // fresh read from the store.
+    // The first try starts from the informer's copy (no call at all), or the apiserver's cache
+    // before the informer has it; a retry reads the store. A stale copy does no harm: the patch
+    // holds only what this round changed, and no resourceVersion.
     const cached = attempt === 0 ? this.options.cachedNode?.() : undefined;
     const current =
       cached ?? (await client.get('Node', config.nodeName, attempt === 0 ? { resourceVersion: '0' } : {}));
@@ -219,11 +216,14 @@ export class NodeStatusManager {
     const now = inputs.now;
     if (now < this.lastReport + config.statusReportMs && !nodeStatusHasChanged(current.status, next.status))
       return;
-    await client.updateStatus(next);
+    await client.patch('Node', config.nodeName, nodeStatusPatch(current, next), {
+      type: 'strategic',
+      subresource: 'status',
+    });
     this.writes++;
     this.lastReport = clock.now();
-    // Recorded only once the write went through: a retry after a conflict starts from the Node
-    // as stored, so each reboot and each transition is one event, however many tries it took.
+    // Recorded only once the write went through: a retry starts from the Node as stored, so
+    // each reboot and each transition is one event, however many tries it took.
     this.recordReboot(current, next);
     this.recordTransitions(current, next);
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isApiError } from '../../client/api/errors.js';
+import { twoWayMergePatch } from '../../client/api/strategicdiff.js';
 import { applyStrategicMergePatch } from './strategicmerge.js';
 
 const pod = () => ({
@@ -120,5 +121,73 @@ describe('strategic merge patch', () => {
     expect(isApiError(caught, 'BadRequest')).toBe(true);
     expect((caught as Error).message).toContain('spec.containers[0]');
     expect((caught as Error).message).toContain('"name"');
+  });
+});
+
+describe('a two-way patch applied', () => {
+  const node = () => ({
+    metadata: { name: 'n1', labels: { a: '1', b: '2' }, finalizers: ['x', 'y'] },
+    status: {
+      addresses: [{ type: 'InternalIP', address: '10.0.0.1' }],
+      allocatable: { cpu: '4', pods: '110' },
+      conditions: [
+        { type: 'MemoryPressure', status: 'False', lastHeartbeatTime: 't1' },
+        { type: 'Ready', status: 'True', lastHeartbeatTime: 't1', reason: 'KubeletReady' },
+      ],
+      nodeInfo: { bootID: 'b1', kernelVersion: '6.1' },
+    },
+  });
+
+  it.each([
+    [
+      'heartbeats',
+      (n: ReturnType<typeof node>) => n.status.conditions.forEach((c) => (c.lastHeartbeatTime = 't2')),
+    ],
+    [
+      'a removed label and finalizer',
+      (n: ReturnType<typeof node>) => {
+        delete (n.metadata.labels as Record<string, string>).b;
+        n.metadata.finalizers = ['y', 'z'];
+      },
+    ],
+    [
+      'a removed condition and a new one',
+      (n: ReturnType<typeof node>) => {
+        n.status.conditions = [
+          n.status.conditions[0],
+          { type: 'PIDPressure', status: 'False', lastHeartbeatTime: 't2' },
+        ];
+      },
+    ],
+    [
+      'a removed field of a condition, a changed map',
+      (n: ReturnType<typeof node>) => {
+        delete (n.status.conditions[1] as { reason?: string }).reason;
+        n.status.allocatable = { cpu: '2', pods: '110' };
+        n.status.nodeInfo.bootID = 'b2';
+      },
+    ],
+  ])('takes the original to the modified object: %s', (_what, change) => {
+    const modified = node();
+    change(modified);
+    const patch = twoWayMergePatch('Node', node(), modified);
+    expect(applyStrategicMergePatch('Node', node(), patch)).toEqual(modified);
+  });
+
+  it('keeps what another writer changed in fields the patch does not name', () => {
+    const modified = node();
+    modified.status.conditions[1].lastHeartbeatTime = 't2';
+    const patch = twoWayMergePatch('Node', node(), modified);
+    const stored = node() as ReturnType<typeof node> & { status: { conditions: object[] } };
+    stored.status.conditions.push({ type: 'NetworkUnavailable', status: 'False' });
+    Object.assign(stored.metadata.labels, { rack: 'r1' });
+    const out = applyStrategicMergePatch('Node', stored, patch) as typeof stored;
+    expect(out.metadata.labels).toEqual({ a: '1', b: '2', rack: 'r1' });
+    expect(out.status.conditions.map((c) => (c as { type: string }).type)).toEqual([
+      'MemoryPressure',
+      'Ready',
+      'NetworkUnavailable',
+    ]);
+    expect(out.status.conditions[1]).toMatchObject({ lastHeartbeatTime: 't2', reason: 'KubeletReady' });
   });
 });

@@ -6,7 +6,7 @@
  * list, a merged list of scalars a set, every other list atomic; then the few places where
  * Kubernetes' apply schema says otherwise.
  */
-import { mergeRules } from '../strategicmerge.js';
+import { mergeRules } from '../../../client/api/mergekeys.js';
 
 export type ListType =
   | { type: 'atomic' }
