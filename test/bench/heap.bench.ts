@@ -24,6 +24,7 @@ import type { DaemonSet, Namespace } from '../../client/api/types.js';
 import { freePort } from '../support/etcd.js';
 import { createJoinToken, REPO_ROOT, startChildControlPlane } from './lib/child.js';
 import { changedNote, machineInfo } from './lib/machine.js';
+import { byConstructor, holders, type HeapSnapshot } from './lib/heapsnapshot.js';
 import { appendSection, table } from './lib/report.js';
 import { fmt, sleep } from './lib/stats.js';
 
@@ -73,41 +74,18 @@ async function heapSnapshot(inspectPort: number): Promise<HeapSnapshot> {
   return JSON.parse(chunks.join('')) as HeapSnapshot;
 }
 
-interface HeapSnapshot {
-  snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
-  nodes: number[];
-  strings: string[];
-}
-
-/** Bytes and counts per constructor (objects, closures) or per type (strings, arrays, code…). */
-function byConstructor(snap: HeapSnapshot): {
-  total: number;
-  count: number;
-  rows: Map<string, [number, number]>;
-} {
-  const fields = snap.snapshot.meta.node_fields;
-  const types = snap.snapshot.meta.node_types[0];
-  const width = fields.length;
-  const typeAt = fields.indexOf('type');
-  const nameAt = fields.indexOf('name');
-  const sizeAt = fields.indexOf('self_size');
-  const rows = new Map<string, [number, number]>();
-  let total = 0;
-  let count = 0;
-  for (let i = 0; i < snap.nodes.length; i += width) {
-    const type = types[snap.nodes[i + typeAt]];
-    const named = type === 'object' || type === 'closure';
-    const key = named ? `${snap.strings[snap.nodes[i + nameAt]]} (${type})` : `(${type})`;
-    const size = snap.nodes[i + sizeAt];
-    total += size;
-    count++;
-    const row = rows.get(key) ?? [0, 0];
-    row[0] += size;
-    row[1]++;
-    rows.set(key, row);
-  }
-  return { total, count, rows };
-}
+/** The parts whose retained size the bench reports. */
+const HOLDERS = [
+  'WatchCache',
+  'NodeMetricsHistory',
+  'SharedIndexInformer',
+  'SchedulerCache',
+  'GarbageCollector',
+  'NodeLifecycleController',
+  'EventExpiry',
+  'Cacher',
+  'ApiServer',
+];
 
 async function main(): Promise<void> {
   const started = new Date();
@@ -170,7 +148,10 @@ async function main(): Promise<void> {
     await sleep(settleMs);
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cp.pid}/status`, 'utf8'))?.[1]) / 1024;
     log('taking a heap snapshot of the server');
-    const { total, count, rows } = byConstructor(await heapSnapshot(inspect));
+    const snap = await heapSnapshot(inspect);
+    const { total, count, rows } = byConstructor(snap);
+    log('finding what each cache keeps alive');
+    const held = holders(snap, HOLDERS);
     const cached = nodes * (1 + podsPerNode);
     const top = [...rows].sort((a, b) => b[1][0] - a[1][0]).slice(0, 20);
     const heading = `## ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC — heap (\`npm run bench:heap\`)${v.label ? `: ${v.label}` : ''}`;
@@ -190,6 +171,27 @@ async function main(): Promise<void> {
         ['constructor or type', 'MiB', 'heap objects', 'bytes per Node-or-Pod'],
         ['l', 'r', 'r', 'r'],
         top.map(([key, [size, n]]) => [key, fmt(size / 1048576, 1), fmt(n, 0), fmt(size / cached, 0)]),
+      ),
+      '',
+      'What each part of the server keeps alive (retained size: what freeing it would free; an object two parts both reach counts for neither), with the fields that keep the most:',
+      '',
+      table(
+        ['holder', 'instances', 'retained MiB', 'bytes per Node-or-Pod', 'largest fields (MiB)'],
+        ['l', 'r', 'r', 'r', 'l'],
+        held
+          .filter((h) => h.retained >= 0.1 * 1048576)
+          .map((h) => [
+            h.what,
+            fmt(h.instances, 0),
+            fmt(h.retained / 1048576, 1),
+            fmt(h.retained / cached, 0),
+            [...h.fields]
+              .sort((a, b) => b[1] - a[1])
+              .filter(([, size]) => size >= 0.1 * 1048576)
+              .slice(0, 4)
+              .map(([name, size]) => `${name} ${fmt(size / 1048576, 1)}`)
+              .join(', '),
+          ]),
       ),
       '',
     ].join('\n');
