@@ -15,6 +15,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { WebSocket } from 'ws';
 import { buildAgentProgram, configFromFlags } from '../../agent/cli.js';
@@ -24,7 +25,7 @@ import type { DaemonSet, Namespace } from '../../client/api/types.js';
 import { freePort } from '../support/etcd.js';
 import { createJoinToken, REPO_ROOT, startChildControlPlane } from './lib/child.js';
 import { changedNote, machineInfo } from './lib/machine.js';
-import { byConstructor, holders, type HeapSnapshot } from './lib/heapsnapshot.js';
+import { byConstructor, holders, type HeapSnapshot, type Holder } from './lib/heapsnapshot.js';
 import { appendSection, table } from './lib/report.js';
 import { fmt, sleep } from './lib/stats.js';
 
@@ -74,7 +75,86 @@ async function heapSnapshot(inspectPort: number): Promise<HeapSnapshot> {
   return JSON.parse(chunks.join('')) as HeapSnapshot;
 }
 
-/** The parts whose retained size the bench reports. */
+/** A heap snapshot of this process (the hollow fleet): a forced GC first, then the snapshot, parsed. */
+async function ownHeapSnapshot(): Promise<HeapSnapshot> {
+  const session = new Session();
+  session.connect();
+  const chunks: string[] = [];
+  session.on('HeapProfiler.addHeapSnapshotChunk', (m) => chunks.push(m.params.chunk));
+  await session.post('HeapProfiler.collectGarbage');
+  await session.post('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  session.disconnect();
+  return JSON.parse(chunks.join('')) as HeapSnapshot;
+}
+
+/** The parts of a hollow fleet whose retained size the bench reports. */
+const FLEET_HOLDERS = [
+  'HollowFleet',
+  'NodeAgent',
+  'NodeStatusManager',
+  'NodeLeaseController',
+  'NodeMetricsReporter',
+  'PodManager',
+  'PodStatusManager',
+  'PodWorker',
+  'HollowRuntime',
+  'SharedIndexInformer',
+  'Reflector',
+  'Connection',
+  'FailoverTransport',
+  'AgentTunnelClient',
+  'EventRecorder',
+  'ControlPlaneContact',
+  'HollowMachineReader',
+];
+
+/** What the hollow fleet (this process) holds per node, and which of its parts hold it. */
+async function fleetHeap(): Promise<string[]> {
+  log('taking a heap snapshot of the hollow fleet (this process)');
+  let snap: HeapSnapshot;
+  try {
+    snap = await ownHeapSnapshot();
+  } catch (err) {
+    // A snapshot larger than a JavaScript string can hold.
+    log(`no snapshot of the fleet: ${(err as Error).message}`);
+    return [
+      `The hollow fleet's snapshot could not be read (${(err as Error).message}): run fewer nodes for it.`,
+      '',
+    ];
+  }
+  const { total, count } = byConstructor(snap);
+  const held = holders(snap, FLEET_HOLDERS);
+  return [
+    `**The hollow fleet (the bench process, ${fmt(nodes, 0)} nodes): heap ${fmt(total / 1048576, 1)} MiB in ${fmt(count, 0)} heap objects, ` +
+      `${fmt(total / nodes / 1024, 1)} KiB per hollow node** (the bench's own objects included). What its parts keep alive:`,
+    '',
+    holdersTable(held, nodes, 'hollow node'),
+    '',
+  ];
+}
+
+function holdersTable(held: Holder[], per: number, perWhat: string): string {
+  return table(
+    ['holder', 'instances', 'retained MiB', `bytes per ${perWhat}`, 'largest fields (MiB)'],
+    ['l', 'r', 'r', 'r', 'l'],
+    held
+      .filter((h) => h.retained >= 0.1 * 1048576)
+      .map((h) => [
+        h.what,
+        fmt(h.instances, 0),
+        fmt(h.retained / 1048576, 1),
+        fmt(h.retained / per, 0),
+        [...h.fields]
+          .sort((a, b) => b[1] - a[1])
+          .filter(([, size]) => size >= 0.1 * 1048576)
+          .slice(0, 4)
+          .map(([name, size]) => `${name} ${fmt(size / 1048576, 1)}`)
+          .join(', '),
+      ]),
+  );
+}
+
+/** The parts of the server whose retained size the bench reports. */
 const HOLDERS = [
   'WatchCache',
   'NodeMetricsHistory',
@@ -147,6 +227,8 @@ async function main(): Promise<void> {
     log(`every pod available; settling ${settleMs / 1000} s`);
     await sleep(settleMs);
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cp.pid}/status`, 'utf8'))?.[1]) / 1024;
+    // The fleet's first: this process then holds no server snapshot.
+    const fleetPart = await fleetHeap();
     log('taking a heap snapshot of the server');
     const snap = await heapSnapshot(inspect);
     const { total, count, rows } = byConstructor(snap);
@@ -175,25 +257,9 @@ async function main(): Promise<void> {
       '',
       'What each part of the server keeps alive (retained size: what freeing it would free; an object two parts both reach counts for neither), with the fields that keep the most:',
       '',
-      table(
-        ['holder', 'instances', 'retained MiB', 'bytes per Node-or-Pod', 'largest fields (MiB)'],
-        ['l', 'r', 'r', 'r', 'l'],
-        held
-          .filter((h) => h.retained >= 0.1 * 1048576)
-          .map((h) => [
-            h.what,
-            fmt(h.instances, 0),
-            fmt(h.retained / 1048576, 1),
-            fmt(h.retained / cached, 0),
-            [...h.fields]
-              .sort((a, b) => b[1] - a[1])
-              .filter(([, size]) => size >= 0.1 * 1048576)
-              .slice(0, 4)
-              .map(([name, size]) => `${name} ${fmt(size / 1048576, 1)}`)
-              .join(', '),
-          ]),
-      ),
+      holdersTable(held, cached, 'Node-or-Pod'),
       '',
+      ...fleetPart,
     ].join('\n');
     process.stdout.write('\n' + section);
     if (!v['no-append']) {
