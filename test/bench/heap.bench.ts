@@ -4,7 +4,11 @@
  * run in this process, --pods-per-node DaemonSet pods on each (2); once every pod is available
  * and --settle (90 s: longer than the watch cache's 75 s history window) has passed, a forced
  * GC and a heap snapshot of the server over the inspector, aggregated by constructor. It says
- * what the heap holds per cached Node-or-Pod, and which constructors hold it.
+ * what the heap holds per cached Node-or-Pod, which constructors hold it, and what each part
+ * of the server keeps alive (retained sizes: the watch cache of each kind, the informers, the
+ * metrics history…). The same for the hollow fleet in this process, per hollow node. And where
+ * the server allocates at steady state (V8's sampling heap profiler over the settle's last
+ * 30 s: issue 23's item 2).
  *
  * Snapshots are parsed whole: keep the fleet to a few thousand nodes (a 5,000-node server's
  * snapshot is larger than a JavaScript string can be).
@@ -17,7 +21,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
-import { WebSocket } from 'ws';
 import { buildAgentProgram, configFromFlags } from '../../agent/cli.js';
 import { HollowFleet } from '../../agent/hollow.js';
 import { createAgentLogger } from '../../agent/logger.js';
@@ -25,6 +28,7 @@ import type { DaemonSet, Namespace } from '../../client/api/types.js';
 import { freePort } from '../support/etcd.js';
 import { createJoinToken, REPO_ROOT, startChildControlPlane } from './lib/child.js';
 import { changedNote, machineInfo } from './lib/machine.js';
+import { connectInspector, type InspectorSession } from './lib/inspector.js';
 import { byConstructor, holders, type HeapSnapshot, type Holder } from './lib/heapsnapshot.js';
 import { appendSection, table } from './lib/report.js';
 import { fmt, sleep } from './lib/stats.js';
@@ -48,31 +52,63 @@ function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-/** A heap snapshot over the inspector's WebSocket: a forced GC first, then the snapshot, parsed. */
-async function heapSnapshot(inspectPort: number): Promise<HeapSnapshot> {
-  const targets = (await (await fetch(`http://127.0.0.1:${inspectPort}/json`)).json()) as Array<{
-    webSocketDebuggerUrl: string;
-  }>;
-  const ws = new WebSocket(targets[0].webSocketDebuggerUrl, { maxPayload: 1 << 30 });
-  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-  let id = 0;
-  const waiting = new Map<number, () => void>();
+/** A heap snapshot over the inspector: a forced GC first, then the snapshot, parsed. */
+async function heapSnapshot(inspector: InspectorSession): Promise<HeapSnapshot> {
   const chunks: string[] = [];
-  ws.on('message', (data) => {
-    const m = JSON.parse(data.toString()) as { id?: number; method?: string; params?: { chunk: string } };
-    if (m.method === 'HeapProfiler.addHeapSnapshotChunk') chunks.push(m.params!.chunk);
-    else if (m.id !== undefined) waiting.get(m.id)?.();
-  });
-  const call = (method: string, params: object = {}) =>
-    new Promise<void>((resolve) => {
-      const i = ++id;
-      waiting.set(i, resolve);
-      ws.send(JSON.stringify({ id: i, method, params }));
-    });
-  await call('HeapProfiler.collectGarbage');
-  await call('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
-  ws.close();
+  inspector.on('HeapProfiler.addHeapSnapshotChunk', (p) => chunks.push(p.chunk as string));
+  await inspector.call('HeapProfiler.collectGarbage');
+  await inspector.call('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
   return JSON.parse(chunks.join('')) as HeapSnapshot;
+}
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/**
+ * Where the server allocates: V8's sampling heap profiler over `ms`, with objects collected
+ * meanwhile kept in (includeObjectsCollectedBy*GC), so that it counts what was allocated, not
+ * what is left. Bytes per second, per function (kubelab's files by path, others by package).
+ */
+async function allocationSites(
+  inspector: InspectorSession,
+  ms: number,
+): Promise<{ bytesPerSecond: number; sites: Array<{ fn: string; bytesPerSecond: number }> }> {
+  await inspector.call('HeapProfiler.startSampling', {
+    samplingInterval: 16_384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  await sleep(ms);
+  const { profile } = await inspector.call<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
+  const bySite = new Map<string, number>();
+  let total = 0;
+  const walk = (n: SamplingNode) => {
+    if (n.selfSize > 0) {
+      const { functionName, url, lineNumber } = n.callFrame;
+      const file = url.replace(/^file:\/\//, '');
+      const at = file.includes('/node_modules/')
+        ? file.slice(file.lastIndexOf('/node_modules/') + 14)
+        : file.startsWith(REPO_ROOT)
+          ? file.slice(REPO_ROOT.length + 1)
+          : file || '(native)';
+      const key = `${functionName || '(anonymous)'} ${at}:${lineNumber + 1}`;
+      bySite.set(key, (bySite.get(key) ?? 0) + n.selfSize);
+      total += n.selfSize;
+    }
+    for (const c of n.children) walk(c);
+  };
+  walk(profile.head);
+  const perSecond = (bytes: number) => bytes / (ms / 1000);
+  return {
+    bytesPerSecond: perSecond(total),
+    sites: [...bySite]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 25)
+      .map(([fn, bytes]) => ({ fn, bytesPerSecond: perSecond(bytes) })),
+  };
 }
 
 /** A heap snapshot of this process (the hollow fleet): a forced GC first, then the snapshot, parsed. */
@@ -225,12 +261,18 @@ async function main(): Promise<void> {
     }
     admin.close();
     log(`every pod available; settling ${settleMs / 1000} s`);
-    await sleep(settleMs);
+    const inspector = await connectInspector(inspect);
+    // The settle's last 30 s: where the server allocates at steady state.
+    const sampleMs = Math.min(30_000, settleMs);
+    await sleep(settleMs - sampleMs);
+    log(`sampling the server's allocations for ${sampleMs / 1000} s`);
+    const allocations = await allocationSites(inspector, sampleMs);
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cp.pid}/status`, 'utf8'))?.[1]) / 1024;
     // The fleet's first: this process then holds no server snapshot.
     const fleetPart = await fleetHeap();
     log('taking a heap snapshot of the server');
-    const snap = await heapSnapshot(inspect);
+    const snap = await heapSnapshot(inspector);
+    inspector.close();
     const { total, count, rows } = byConstructor(snap);
     log('finding what each cache keeps alive');
     const held = holders(snap, HOLDERS);
@@ -260,6 +302,19 @@ async function main(): Promise<void> {
       holdersTable(held, cached, 'Node-or-Pod'),
       '',
       ...fleetPart,
+      `**Allocation at steady state** (the settle's last ${sampleMs / 1000} s, V8's sampling heap profiler, objects collected meanwhile counted): ` +
+        `${fmt(allocations.bytesPerSecond / 1048576, 1)} MiB/s, ${fmt(allocations.bytesPerSecond / nodes / 1024, 1)} KiB/s per hollow node. Where:`,
+      '',
+      table(
+        ['function (file:line)', 'MiB/s', 'share'],
+        ['l', 'r', 'r'],
+        allocations.sites.map((site) => [
+          `\`${site.fn}\``,
+          fmt(site.bytesPerSecond / 1048576, 2),
+          `${fmt((100 * site.bytesPerSecond) / allocations.bytesPerSecond, 1)} %`,
+        ]),
+      ),
+      '',
     ].join('\n');
     process.stdout.write('\n' + section);
     if (!v['no-append']) {
