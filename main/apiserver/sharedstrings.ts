@@ -7,6 +7,8 @@
  * (uids, names) cost nothing that lasts.
  */
 
+import { ARRAY_SEED, hashScalar, hashString, mix, OBJECT_SEED, sharedSubtree } from './sharedsubtrees.js';
+
 /** Strings up to this long are shared. */
 const SHARED_MAX_LENGTH = 64;
 /** Table slots (a power of two). */
@@ -14,10 +16,12 @@ const SLOTS = 1 << 16;
 const seen: string[] = new Array<string>(SLOTS).fill('');
 
 export function sharedString(s: string): string {
+  return sharedStringHashed(s, hashString(s));
+}
+
+function sharedStringHashed(s: string, hash: number): string {
   const len = s.length;
   if (len === 0 || len > SHARED_MAX_LENGTH) return s;
-  let hash = len;
-  for (let i = 0; i < len; i++) hash = (Math.imul(hash, 31) + s.charCodeAt(i)) | 0;
   const slot = (hash ^ (hash >>> 15)) & (SLOTS - 1);
   const known = seen[slot];
   if (known === s) return known;
@@ -27,23 +31,63 @@ export function sharedString(s: string): string {
 
 /**
  * Freezes a freshly parsed JSON value in place, its short strings replaced by their shared
- * copies: the cache's objects are read by everyone and changed by no one.
+ * copies and its common subtrees by theirs (sharedsubtrees.ts): the cache's objects are read by
+ * everyone and changed by no one.
  */
 export function freezeSharingStrings<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  const o = value as Record<string, unknown>;
-  if (Array.isArray(o)) {
-    for (let i = 0; i < o.length; i++) o[i] = share(o[i]);
-  } else {
-    for (const k in o) {
-      // An own "__proto__" (JSON.parse makes one) must not go through the prototype setter.
-      if (k === '__proto__') freezeSharingStrings(o[k]);
-      else o[k] = share(o[k]);
-    }
-  }
-  return Object.freeze(value);
+  return share(value) as T;
 }
 
+/** The hash of the value `share` returned last, when it has one (a shared or sharable value). */
+let lastHash = 0;
+let lastHashed = false;
+
 function share(v: unknown): unknown {
-  return typeof v === 'string' ? sharedString(v) : freezeSharingStrings(v);
+  if (typeof v === 'string') {
+    lastHash = hashString(v);
+    lastHashed = true;
+    return sharedStringHashed(v, lastHash);
+  }
+  if (v === null || typeof v !== 'object') {
+    lastHash = hashScalar(v as number | boolean | null);
+    lastHashed = true;
+    return v;
+  }
+  // Frozen already: shared with another version, its hash unknown (its parent is not shared).
+  if (Object.isFrozen(v)) {
+    lastHashed = false;
+    return v;
+  }
+  let hash: number;
+  let all = true;
+  if (Array.isArray(v)) {
+    hash = ARRAY_SEED;
+    for (let i = 0; i < v.length; i++) {
+      v[i] = share(v[i]);
+      all &&= lastHashed;
+      hash = mix(hash, lastHash);
+    }
+  } else {
+    hash = OBJECT_SEED;
+    const o = v as Record<string, unknown>;
+    for (const k in o) {
+      // An own "__proto__" (JSON.parse makes one) must not go through the prototype setter.
+      if (k === '__proto__') {
+        share(o[k]);
+        all = false;
+        continue;
+      }
+      o[k] = share(o[k]);
+      all &&= lastHashed;
+      hash = mix(mix(hash, hashString(k)), lastHash);
+    }
+  }
+  Object.freeze(v);
+  if (!all) {
+    lastHashed = false;
+    return v;
+  }
+  lastHash = hash;
+  lastHashed = true;
+  return sharedSubtree(v, hash);
 }
