@@ -40,7 +40,8 @@ type Notification<T> =
   | { type: 'delete'; obj: T; finalStateUnknown: boolean };
 
 class Listener<T> {
-  private buffer: Notification<T>[] = [];
+  /** Notifications not yet handled, from `head` on (those before it are handled and let go). */
+  private buffer: Array<Notification<T> | undefined> = [];
   private head = 0;
   private running = false;
   private initialPending = 0;
@@ -77,8 +78,13 @@ class Listener<T> {
     this.running = true;
     try {
       while (this.head < this.buffer.length && !this.removed) {
-        const n = this.buffer[this.head++];
-        if (this.head > 1024 && this.head * 2 > this.buffer.length) {
+        const n = this.buffer[this.head]!;
+        // A handled notification must not keep its objects (old versions, deleted ones) alive.
+        this.buffer[this.head++] = undefined;
+        if (this.head === this.buffer.length) {
+          this.buffer = [];
+          this.head = 0;
+        } else if (this.head > 1024 && this.head * 2 > this.buffer.length) {
           this.buffer = this.buffer.slice(this.head);
           this.head = 0;
         }
