@@ -21,6 +21,41 @@ function spell(link: PathLink | undefined): string {
 
 /** `depth` is the level of `value` itself (1 for a whole document). */
 export function checkValueLimits(value: unknown, limits: ParseLimits, depth = 1): void {
+  // Most values pass: a walk that allocates nothing per value says whether this one does; only
+  // for one that fails, the walk below, which follows the path, says where.
+  if (withinLimits(value, limits, depth)) return;
+  checkValueLimitsAt(value, limits, depth);
+}
+
+/** The same decision as checkValueLimitsAt, in the same order, with no path kept. */
+function withinLimits(value: unknown, limits: ParseLimits, depth: number): boolean {
+  const values: unknown[] = [value];
+  const depths: number[] = [depth];
+  let seen = 0;
+  while (values.length) {
+    const v = values.pop();
+    const d = depths.pop()!;
+    if (++seen > limits.maxValues) return false;
+    if (typeof v !== 'object' || v === null) continue;
+    if (d > limits.maxDepth) return false;
+    if (seen + values.length + (Array.isArray(v) ? v.length : 0) > limits.maxValues) return false;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) {
+        values.push(v[i]);
+        depths.push(d + 1);
+      }
+    } else {
+      for (const key of Object.keys(v)) {
+        if (key.length > limits.maxKeyLength || key === '__proto__') return false;
+        values.push((v as Record<string, unknown>)[key]);
+        depths.push(d + 1);
+      }
+    }
+  }
+  return true;
+}
+
+function checkValueLimitsAt(value: unknown, limits: ParseLimits, depth: number): void {
   const pending: Array<{ value: unknown; depth: number; at: PathLink | undefined }> = [
     { value, depth, at: undefined },
   ];
