@@ -23,7 +23,13 @@ import { PodStatusManager, type FinalDeleteBackoff } from './statusmanager.js';
 import { howToStartDaemon } from '../runtime/image.js';
 import type { ImagesMissing } from './runtimes.js';
 import { DEFAULT_SYNC_FREQUENCY_MS, PodVolumes } from './volumes/manager.js';
-import { PodWorker, type ContainerProbes, type ProbeCallbacks, type RuntimeRefusal } from './worker.js';
+import {
+  PodWorker,
+  type ContainerProbes,
+  type PodWorkerDeps,
+  type ProbeCallbacks,
+  type RuntimeRefusal,
+} from './worker.js';
 
 export interface RuntimeChoice {
   runtime: Runtime;
@@ -78,6 +84,7 @@ export class PodManager {
   private readonly pods: SharedIndexInformer<'Pod'>;
   private readonly nodes: SharedIndexInformer<'Node'>;
   private readonly workers = new Map<string, PodWorker>();
+  private workerDeps: PodWorkerDeps | undefined;
   private readonly backoff: CrashLoopBackoff;
   readonly statuses: PodStatusManager;
   /** Containers from an earlier run, by pod uid, until their pods are known. */
@@ -211,8 +218,14 @@ export class PodManager {
   }
 
   private newWorker(pod: Pod): PodWorker {
+    this.workerDeps ??= this.makeWorkerDeps();
+    return new PodWorker(pod, this.workerDeps);
+  }
+
+  /** What every worker of this node needs: one object for all of them (a node runs hundreds). */
+  private makeWorkerDeps(): PodWorkerDeps {
     const { processes, clock, logger, recorder } = this.options;
-    return new PodWorker(pod, {
+    return {
       runtime: processes.runtime,
       runtimeFor: (container) => this.runtimeFor(container),
       clock,
@@ -252,7 +265,7 @@ export class PodManager {
         const images = this.images;
         if (images && images.runtime !== processes.runtime) void images.runtime.removePod(uid);
       },
-    });
+    };
   }
 
   /**
