@@ -120,7 +120,11 @@ export class DeltaFIFO<T extends ObjectLike> {
       await new Promise<void>((resolve) => (this.waiter = resolve));
     }
     const key = this.queue[this.head++];
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+    // Drained: start again, rather than keep every key popped since the last compaction.
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
