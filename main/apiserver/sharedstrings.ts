@@ -4,7 +4,8 @@
  * their node's name; sharing them through a small table of recently seen strings makes a
  * cached pod about a third smaller, and the garbage collector has that much less to trace.
  * The table is fixed-size (a new string takes the slot of an older one), so unique strings
- * (uids, names) cost nothing that lasts.
+ * (uids, names) cost nothing that lasts. The same walk shares whole subtrees across objects
+ * (sharedsubtrees.ts): it hashes each value on the way up, so a subtree costs one lookup.
  */
 
 import { ARRAY_SEED, hashScalar, hashString, mix, OBJECT_SEED, sharedSubtree } from './sharedsubtrees.js';
@@ -41,16 +42,25 @@ export function freezeSharingStrings<T>(value: T): T {
 /** The hash of the value `share` returned last, when it has one (a shared or sharable value). */
 let lastHash = 0;
 let lastHashed = false;
+/** About how many bytes of JSON the value `share` returned last is. */
+let lastSize = 0;
+/**
+ * Larger subtrees are not shared across objects: a table slot keeps what it holds alive until
+ * another subtree takes it, and a quiet server should not keep a deleted ConfigMap's data.
+ */
+const MAX_SHARED_SUBTREE_BYTES = 2048;
 
 function share(v: unknown): unknown {
   if (typeof v === 'string') {
     lastHash = hashString(v);
     lastHashed = true;
+    lastSize = v.length + 2;
     return sharedStringHashed(v, lastHash);
   }
   if (v === null || typeof v !== 'object') {
     lastHash = hashScalar(v as number | boolean | null);
     lastHashed = true;
+    lastSize = 4;
     return v;
   }
   // Frozen already: shared with another version, its hash unknown (its parent is not shared).
@@ -60,12 +70,14 @@ function share(v: unknown): unknown {
   }
   let hash: number;
   let all = true;
+  let size = 2;
   if (Array.isArray(v)) {
     hash = ARRAY_SEED;
     for (let i = 0; i < v.length; i++) {
       v[i] = share(v[i]);
       all &&= lastHashed;
       hash = mix(hash, lastHash);
+      size += lastSize + 1;
     }
   } else {
     hash = OBJECT_SEED;
@@ -80,10 +92,12 @@ function share(v: unknown): unknown {
       o[k] = share(o[k]);
       all &&= lastHashed;
       hash = mix(mix(hash, hashString(k)), lastHash);
+      size += lastSize + k.length + 4;
     }
   }
   Object.freeze(v);
-  if (!all) {
+  lastSize = size;
+  if (!all || size > MAX_SHARED_SUBTREE_BYTES) {
     lastHashed = false;
     return v;
   }

@@ -117,4 +117,19 @@ describe('subtrees shared across objects', () => {
     expect(after.spec).toBe((before as Pod).spec);
     expect(after.status.conditions).toBe(other.status.conditions);
   });
+
+  it('does not share a large subtree across objects, so a slot never keeps much alive', () => {
+    const text = (name: string) =>
+      JSON.stringify({ metadata: { name, labels: { app: 'big' } }, data: { blob: 'z'.repeat(4096) } });
+    const a = decodeStored(text('a'), 1) as unknown as Pod;
+    const b = decodeStored(text('b'), 2) as unknown as Pod;
+    expect(b.data).not.toBe(a.data);
+    expect(b.metadata.labels).toBe(a.metadata.labels);
+    expect(JSON.stringify(b)).toBe(
+      JSON.stringify({
+        ...JSON.parse(text('b')),
+        metadata: { name: 'b', labels: { app: 'big' }, resourceVersion: '2' },
+      }),
+    );
+  });
 });
