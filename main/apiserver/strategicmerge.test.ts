@@ -124,6 +124,39 @@ describe('strategic merge patch', () => {
   });
 });
 
+describe('$setElementOrder', () => {
+  it('puts the merged list in the order the patch gives, even when the patch changes no item', () => {
+    const out = applyStrategicMergePatch('Pod', pod(), {
+      spec: { '$setElementOrder/containers': [{ name: 'side' }, { name: 'web' }] },
+      metadata: { '$setElementOrder/finalizers': ['y', 'x'] },
+    }) as ReturnType<typeof pod>;
+    expect(out.spec.containers.map((c) => c.name)).toEqual(['side', 'web']);
+    expect(out.metadata.finalizers).toEqual(['y', 'x']);
+    expect(JSON.stringify(out)).not.toContain('$');
+  });
+
+  it("keeps an item only the server has ahead of the named items it came before (Kubernetes' interleaving)", () => {
+    const node = { status: { conditions: ['A', 'B', 'C'].map((type) => ({ type, status: 'True' })) } };
+    const out = applyStrategicMergePatch('Node', node, {
+      status: {
+        conditions: [{ type: 'D', status: 'False' }],
+        '$setElementOrder/conditions': [{ type: 'C' }, { type: 'D' }, { type: 'A' }],
+      },
+    }) as typeof node;
+    expect(out.status.conditions.map((c) => c.type)).toEqual(['B', 'C', 'D', 'A']);
+  });
+
+  it('orders a long list (50,000 items) without comparing every pair', () => {
+    const names = Array.from({ length: 50_000 }, (_, i) => `c${i}`);
+    const target = { spec: { containers: names.map((name) => ({ name })) } };
+    const out = applyStrategicMergePatch('Pod', target, {
+      spec: { '$setElementOrder/containers': [...names].reverse().map((name) => ({ name })) },
+    }) as typeof target;
+    expect(out.spec.containers[0].name).toBe('c49999');
+    expect(out.spec.containers.at(-1)!.name).toBe('c0');
+  });
+});
+
 describe('a two-way patch applied', () => {
   const node = () => ({
     metadata: { name: 'n1', labels: { a: '1', b: '2' }, finalizers: ['x', 'y'] },

@@ -8,7 +8,7 @@
  * kinds kubelab serves (MERGE_KEYS); every other list is replaced, as Kubernetes does.
  */
 import { ApiError, echo } from '../../client/api/errors.js';
-import { mergeRules } from '../../client/api/mergekeys.js';
+import { mergeRules, type MergeRule } from '../../client/api/mergekeys.js';
 import { isPlainObject } from '../../client/util/objects.js';
 
 const SET_ORDER = '$setElementOrder/';
@@ -108,10 +108,58 @@ function mergeObject(
     if (!Array.isArray(value)) fail(`${where}.${field}`, 'must be a list');
     if (Array.isArray(out[name])) out[name] = (out[name] as unknown[]).filter((v) => !value.includes(v));
   }
+  // The order the patch asks for, of the lists it names, after they are merged.
+  for (const [field, order] of Object.entries(patch)) {
+    if (!field.startsWith(SET_ORDER)) continue;
+    const name = field.slice(SET_ORDER.length);
+    if (!Array.isArray(order)) fail(`${where}.${field}`, 'must be a list');
+    const rule = mergeRules(kind)[typePath ? `${typePath}.${name}` : name];
+    const before = isPlainObject(current) ? current[name] : undefined;
+    if (rule === undefined || !Array.isArray(out[name])) continue;
+    out[name] = inPatchOrder(out[name] as unknown[], order, Array.isArray(before) ? before : [], rule);
+  }
   if (retain !== undefined) {
     if (!Array.isArray(retain) || !retain.every((k) => typeof k === 'string'))
       fail(`${where}.$retainKeys`, 'must be a list of field names');
     for (const field of Object.keys(out)) if (!retain.includes(field)) delete out[field];
+  }
+  return out;
+}
+
+/**
+ * A merged list in the order `$setElementOrder` gives (Kubernetes' normalizeElementOrder): the
+ * items it names in its order, the items only the server had in their order before, and the two
+ * interleaved so that a server-only item stays ahead of the named items it came before.
+ */
+function inPatchOrder(merged: unknown[], order: unknown[], original: unknown[], rule: MergeRule): unknown[] {
+  const keyOf = (item: unknown) => (rule === '' ? item : isPlainObject(item) ? item[rule] : undefined);
+  const positions = (list: unknown[]) => {
+    const at = new Map<unknown, number>();
+    list.forEach((item, i) => {
+      const key = keyOf(item);
+      if (!at.has(key)) at.set(key, i);
+    });
+    return at;
+  };
+  const inOrder = positions(order);
+  const inOriginal = positions(original);
+  // Items the server did not have go after those it had.
+  const originalIndex = (item: unknown) => inOriginal.get(keyOf(item)) ?? Infinity;
+  const named = merged.filter((item) => inOrder.has(keyOf(item)));
+  const serverOnly = merged.filter((item) => !inOrder.has(keyOf(item)));
+  named.sort((a, b) => inOrder.get(keyOf(a))! - inOrder.get(keyOf(b))!);
+  serverOnly.sort((a, b) => originalIndex(a) - originalIndex(b));
+  const out: unknown[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < serverOnly.length || j < named.length) {
+    if (i >= serverOnly.length) out.push(named[j++]);
+    else if (j >= named.length) out.push(serverOnly[i++]);
+    else {
+      const left = originalIndex(serverOnly[i]);
+      const right = originalIndex(named[j]);
+      out.push(left !== Infinity && right !== Infinity && left < right ? serverOnly[i++] : named[j++]);
+    }
   }
   return out;
 }
