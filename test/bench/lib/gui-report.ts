@@ -68,8 +68,13 @@ export interface GuiResults {
   latency: { pods?: ChangeSample[]; nodes?: { node: string; samples: ChangeSample[] }; load?: PhaseLoad };
   idle?: IdlePeriod & { load?: PhaseLoad };
   churn?: { patches: number; failures: number; firstError?: string };
-  /** Other benchmarks seen running at any time, by command line. */
+  /** Other benchmarks seen running while timed figures were taken (or at the start or end), by command line. */
   othersSeen: string[];
+  /**
+   * Those seen only in the idle phase, after every timed figure: it measures the page's heap
+   * after GC, which others' load does not move, so the section is still written, with a note.
+   */
+  othersInIdleOnly: string[];
   loadAvg: { start: number; end: number };
   /** Log lines at warn or above of the server and the agents, by message. */
   problems: Array<{ name: string; problems: Map<string, number> }>;
@@ -196,6 +201,14 @@ export function renderGuiSection(
       `**Other benchmarks ran on this machine during the run, so every figure below is skewed by their load: ${r.othersSeen
         .map((o) => `\`${o}\``)
         .join(', ')}.**`,
+    );
+    out.push('');
+  }
+  if (r.othersInIdleOnly.length) {
+    out.push(
+      `Other benchmarks ran in the idle phase only, after every timed figure was taken: ${r.othersInIdleOnly
+        .map((o) => `\`${o}\``)
+        .join(', ')}. The idle phase measures the page's heap after GC, which their load does not move.`,
     );
     out.push('');
   }
