@@ -1,9 +1,9 @@
 /**
  * Node status reporting, as the kubelet does it (seed 000): register the Node, then every
  * 10 s compute status from the machine; write it only when something changed or 5 minutes
- * passed since the last write; up to 5 tries, the first reading the Node from the apiserver's
- * cache, later ones reading it fresh after a conflict. Right after registering, one update
- * goes out at once so the node is Ready quickly.
+ * passed since the last write, as a strategic merge patch of what changed; up to 5 tries, the
+ * first reading the Node from the apiserver's cache, later ones from the store. Right after
+ * registering, one update goes out at once so the node is Ready quickly.
  */
 import { isAlreadyExists, isNotFound } from '../../client/api/errors.js';
 import type { Node, NodeCondition } from '../../client/api/types.js';

@@ -19,8 +19,8 @@ export function nodeStatusPatch(original: Node, modified: Node): Record<string, 
   if (replaceAddresses) diffed.status = { ...modified.status, addresses: before };
   const patch = twoWayMergePatch('Node', original, diffed);
   if (replaceAddresses) {
+    // The diff saw the old addresses on both sides, so it holds nothing of them.
     const status = (patch.status ?? {}) as Record<string, unknown>;
-    delete status['$setElementOrder/addresses'];
     status.addresses = [...after, { $patch: 'replace' }];
     patch.status = status;
   }

@@ -27,11 +27,13 @@ function diffObjects(
   const patch: JsonObject = {};
   for (const [field, value] of Object.entries(modified)) {
     const before = original[field];
-    if (deepEqual(before, value)) continue;
     const path = typePath ? `${typePath}.${field}` : field;
+    // Two objects are diffed field by field below, not compared whole first at every level.
     if (isPlainObject(before) && isPlainObject(value)) {
       const sub = diffObjects(rules, path, before, value);
       if (Object.keys(sub).length > 0) patch[field] = sub;
+    } else if (deepEqual(before, value)) {
+      continue;
     } else if (Array.isArray(value) && rules[path] !== undefined) {
       Object.assign(patch, diffList(rules, path, field, Array.isArray(before) ? before : [], value));
     } else {

@@ -19,7 +19,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { buildAgentProgram, configFromFlags } from '../../agent/cli.js';
 import { HollowFleet } from '../../agent/hollow.js';
@@ -28,7 +27,7 @@ import type { DaemonSet, Namespace } from '../../client/api/types.js';
 import { freePort } from '../support/etcd.js';
 import { createJoinToken, REPO_ROOT, startChildControlPlane } from './lib/child.js';
 import { changedNote, machineInfo } from './lib/machine.js';
-import { connectInspector, type InspectorSession } from './lib/inspector.js';
+import { connectInspector, ownInspector, type InspectorSession } from './lib/inspector.js';
 import { byConstructor, holders, type HeapSnapshot, type Holder } from './lib/heapsnapshot.js';
 import { appendSection, table } from './lib/report.js';
 import { fmt, sleep } from './lib/stats.js';
@@ -111,18 +110,6 @@ async function allocationSites(
   };
 }
 
-/** A heap snapshot of this process (the hollow fleet): a forced GC first, then the snapshot, parsed. */
-async function ownHeapSnapshot(): Promise<HeapSnapshot> {
-  const session = new Session();
-  session.connect();
-  const chunks: string[] = [];
-  session.on('HeapProfiler.addHeapSnapshotChunk', (m) => chunks.push(m.params.chunk));
-  await session.post('HeapProfiler.collectGarbage');
-  await session.post('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
-  session.disconnect();
-  return JSON.parse(chunks.join('')) as HeapSnapshot;
-}
-
 /** The parts of a hollow fleet whose retained size the bench reports. */
 const FLEET_HOLDERS = [
   'HollowFleet',
@@ -149,7 +136,9 @@ async function fleetHeap(): Promise<string[]> {
   log('taking a heap snapshot of the hollow fleet (this process)');
   let snap: HeapSnapshot;
   try {
-    snap = await ownHeapSnapshot();
+    const inspector = ownInspector();
+    snap = await heapSnapshot(inspector);
+    inspector.close();
   } catch (err) {
     // A snapshot larger than a JavaScript string can hold.
     log(`no snapshot of the fleet: ${(err as Error).message}`);

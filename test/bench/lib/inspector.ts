@@ -1,10 +1,23 @@
 /** A child process's inspector (started with --inspect=127.0.0.1:PORT), over its WebSocket. */
+import { Session } from 'node:inspector/promises';
 import { WebSocket } from 'ws';
 
 export interface InspectorSession {
   call<T = unknown>(method: string, params?: object): Promise<T>;
   on(method: string, listener: (params: Record<string, unknown>) => void): void;
   close(): void;
+}
+
+/** This process's own inspector, as an InspectorSession. */
+export function ownInspector(): InspectorSession {
+  const session = new Session();
+  session.connect();
+  return {
+    call: async <T>(method: string, params: object = {}) => (await session.post(method, params)) as T,
+    on: (method, listener) =>
+      session.on(method, (m: { params: Record<string, unknown> }) => listener(m.params)),
+    close: () => session.disconnect(),
+  };
 }
 
 export async function connectInspector(port: number): Promise<InspectorSession> {
