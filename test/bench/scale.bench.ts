@@ -10,8 +10,10 @@
  *   2. a steady window (default 10 min after a 30 s warm-up): the server's event-loop delay
  *      (monitorEventLoopDelay) and GC pauses (PerformanceObserver 'gc'), from a probe preloaded
  *      into it (lib/loop-probe.mjs); its heap and RSS; lease renew latency where the agents see
- *      it; a probe client's get / list / create latency; a bridge round trip (hello → answer)
- *      over the GUI's WebSocket; Nodes that ever left Ready (from the bench's Node informer);
+ *      it; a probe client's get / list / create latency and a bridge round trip (hello →
+ *      answer) over the GUI's WebSocket, both from a process of their own (lib/probe-child.ts),
+ *      as a user's client and the desktop window are; Nodes that ever left Ready (from the
+ *      bench's Node informer);
  *   3. overload: a client offering creates at 10× the rate the server took them from 32 writers,
  *      without the client's retries, for --overload (default 30 s): what it gets back (created,
  *      TooManyRequests with a retry hint, anything else) and lease renew latency meanwhile;
@@ -28,13 +30,12 @@
  * Environment: KUBELAB_BENCH_CPU_PROFILE=<folder> CPU-profiles the server's windows (lib/loop-probe.mjs);
  * KUBELAB_BENCH_SERVER_V8="<flags>" adds V8 flags to the server (e.g. --max-semi-space-size=64).
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { parseArgs as parseCliArgs } from 'node:util';
-import { WebSocket } from 'ws';
 import { ApiError } from '../../client/api/errors.js';
 import type { DaemonSet, Node, Pod } from '../../client/api/types.js';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
@@ -48,12 +49,17 @@ import type {
   HollowProgress,
   HollowReport,
 } from './lib/hollow-child.js';
+import { summarizeGcTrace, type GcPauseSummary } from './lib/gctrace.js';
 import { changedNote, machineInfo } from './lib/machine.js';
 import { MiB, ProcSampler, type ProcSummary } from './lib/proc.js';
 import { replaceSection, table, upsertSummaryRow } from './lib/report.js';
 import { Cleanup, log } from './lib/run.js';
 import { scrape, scrapeDelta, type Scrape } from './lib/scrape.js';
-import { fmt, nowMs, percentileSorted, sleep, sortedCopy } from './lib/stats.js';
+import { fmt, nowMs, sleep } from './lib/stats.js';
+import type { ProbeChildConfig, ProbeChildMessage } from './lib/probe-child.js';
+import type { ApiLatencies, Latencies } from './lib/window-probes.js';
+
+type ProbeReport = Extract<ProbeChildMessage, { type: 'report' }>;
 
 const NAMESPACE = 'scale';
 const PROBE = join(REPO_ROOT, 'test/bench/lib/loop-probe.mjs');
@@ -137,14 +143,6 @@ interface LoopSnapshot {
   };
 }
 
-interface Latencies {
-  count: number;
-  errors: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-}
-
 interface Renewals {
   renewals: number;
   p50Ms: number;
@@ -219,8 +217,12 @@ interface SizeResult {
     /** The hollow processes, each. */
     fleets: Array<ProcSummary | undefined>;
     renew: Renewals;
-    api: Record<'get' | 'list' | 'create', Latencies>;
+    api: ApiLatencies;
     bridge: Latencies;
+    /** The probe process's own event-loop delay: whether the probe itself paused. */
+    probeLoop: { p99Ms: number; maxMs: number };
+    /** With KUBELAB_BENCH_GC_TRACE: where the window's mark-compact pauses went. */
+    gcPauses?: GcPauseSummary;
     machineCores?: number;
   };
   notReadyNodes: number;
@@ -368,17 +370,6 @@ async function probeAfter(path: string, since: number): Promise<LoopSnapshot> {
 const isReady = (n: Node) =>
   n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
-function latencies(samples: number[], errors: number): Latencies {
-  const s = sortedCopy(samples);
-  return {
-    count: samples.length,
-    errors,
-    p50Ms: percentileSorted(s, 50),
-    p99Ms: percentileSorted(s, 99),
-    maxMs: s.length ? s[s.length - 1] : NaN,
-  };
-}
-
 function daemonSet(i: number): DaemonSet {
   const name = `scale-${i}`;
   return {
@@ -397,87 +388,34 @@ function daemonSet(i: number): DaemonSet {
 
 // ------------------------------------------------------------------------------ the window's probes
 
-/** get / list / create through a client of its own, one after another, every 250 ms. */
-function apiProbe(
-  client: Client,
-  nodes: number,
-): { stop(): Promise<Record<'get' | 'list' | 'create', Latencies>> } {
-  const samples = { get: [] as number[], list: [] as number[], create: [] as number[] };
-  const errors = { get: 0, list: 0, create: 0 };
-  let stopped = false;
-  let i = 0;
-  const time = async (what: keyof typeof samples, call: () => Promise<unknown>) => {
-    const t0 = nowMs();
-    try {
-      await call();
-      samples[what].push(nowMs() - t0);
-    } catch {
-      errors[what]++;
-    }
-  };
-  const loop = (async () => {
-    while (!stopped) {
-      const t0 = nowMs();
-      i++;
-      await time('get', () => client.get('Node', `scale0-${i % Math.floor(nodes / 2)}`));
-      await time('list', () => client.list('Pod', { namespace: NAMESPACE, limit: 500 }));
-      await time('create', () =>
-        client.create({
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: `probe-${i}`, namespace: NAMESPACE },
-          data: { i: String(i) },
-        }),
-      );
-      await sleep(Math.max(0, 250 - (nowMs() - t0)));
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return {
-        get: latencies(samples.get, errors.get),
-        list: latencies(samples.list, errors.list),
-        create: latencies(samples.create, errors.create),
-      };
+/** The window's probes, in a process of their own (lib/probe-child.ts). */
+async function startProbes(config: ProbeChildConfig): Promise<{ stop(): Promise<ProbeReport> }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(REPO_ROOT, 'test/bench/lib/probe-child.ts')],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, KUBELAB_BENCH_PROBE_CHILD: JSON.stringify(config) },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     },
+  );
+  const next = () =>
+    new Promise<ProbeChildMessage>((resolve, reject) => {
+      child.once('message', resolve);
+      child.once('exit', (code) => reject(new Error(`the probe process exited with ${code}`)));
+    });
+  const failed = (m: ProbeChildMessage): never => {
+    throw new Error(`the probe process failed: ${m.type === 'error' ? m.message.slice(0, 2000) : m.type}`);
   };
-}
-
-/** The GUI bridge's hello, over the WebSocket `kubelab server --ui` serves, every 100 ms. */
-async function bridgeProbe(port: number, token: string): Promise<{ stop(): Promise<Latencies> }> {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/bridge`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-    ws.once('close', (code, reason) => reject(new Error(`the bridge closed: ${code} ${reason.toString()}`)));
-  });
-  const samples: number[] = [];
-  let errors = 0;
-  const pending = new Map<number, number>();
-  ws.on('message', (data) => {
-    const m = JSON.parse(data.toString()) as { id?: number; error?: unknown };
-    const sent = m.id !== undefined ? pending.get(m.id) : undefined;
-    if (sent === undefined) return;
-    pending.delete(m.id!);
-    if (m.error) errors++;
-    else samples.push(nowMs() - sent);
-  });
-  let id = 0;
-  const timer = setInterval(() => {
-    pending.set(++id, nowMs());
-    ws.send(JSON.stringify({ id, op: 'hello' }));
-  }, 100);
+  const started = await next();
+  if (started.type !== 'started') failed(started);
   return {
     async stop() {
-      clearInterval(timer);
-      await sleep(2000);
-      errors += pending.size; // unanswered after 2 s
-      ws.close();
-      return latencies(samples, errors);
+      const report = next();
+      child.send({ type: 'stop' });
+      const m = await report;
+      if (m.type !== 'report') return failed(m);
+      return m;
     },
   };
 }
@@ -568,6 +506,7 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
   const serverDir = join(dir, 'server');
   mkdirSync(serverDir, { recursive: true });
   const probePath = join(dir, 'loop.json');
+  const gcTracePath = process.env.KUBELAB_BENCH_GC_TRACE ? join(dir, 'gc-trace.log') : undefined;
   const uiPort = await freePort();
   const serverOptions = {
     store: 'sqlite' as const,
@@ -578,11 +517,13 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
     nodeArgs: [
       '--max-old-space-size=8192',
       ...(process.env.KUBELAB_BENCH_SERVER_V8?.split(' ').filter(Boolean) ?? []),
+      ...(gcTracePath ? ['--trace-gc-nvp'] : []),
       '--import',
       pathToFileURL(PROBE).href,
     ],
     serverArgs: ['--ui-listen', `127.0.0.1:${uiPort}`],
     env: { KUBELAB_BENCH_LOOP_PROBE: probePath },
+    stdoutFile: gcTracePath,
     startTimeoutMs: 180_000,
   };
   let cp = await startChildControlPlane(serverOptions);
@@ -709,24 +650,25 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
     await sleep(args.warmupMs);
     const markedAt = Date.now();
     mark(fleets, probePath);
+    const gcTraceFrom = gcTracePath ? statSync(gcTracePath).size : 0;
     const metricsAtMark = await scrape(cp.metricsPort);
     sampler.sample();
     const from = sampler.elapsed();
-    const probeClient = grpcClient({
+    const probes = await startProbes({
       server: cp.server,
       token: cp.token,
       caPem: cp.caPem,
-      channelOptions: { 'grpc.use_local_subchannel_pool': 1 },
+      uiPort,
+      namespace: NAMESPACE,
+      nodePrefix: 'scale0-',
+      nodeCount: Math.floor(n / args.fleets),
     });
-    const api = apiProbe(probeClient, n);
-    const bridge = await bridgeProbe(uiPort, cp.token);
     const windowEnd = nowMs() + args.windowMs;
     while (nowMs() < windowEnd) {
       fleets.forEach(checkFleet);
       await sleep(Math.min(5000, Math.max(0, windowEnd - nowMs())));
     }
-    const [apiResult, bridgeResult] = await Promise.all([api.stop(), bridge.stop()]);
-    probeClient.close();
+    const probed = await probes.stop();
     sampler.sample();
     const to = sampler.elapsed();
     const probe = await probeAfter(probePath, markedAt);
@@ -739,8 +681,12 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
         ...(await renewals(fleets)),
         server: nodeHighShare(metricsAtMark, await scrape(cp.metricsPort)),
       },
-      api: apiResult,
-      bridge: bridgeResult,
+      api: probed.api,
+      bridge: probed.bridge,
+      probeLoop: probed.loop,
+      gcPauses: gcTracePath
+        ? summarizeGcTrace(readFileSync(gcTracePath).subarray(gcTraceFrom).toString())
+        : undefined,
       machineCores: sampler.machineLoad(from, to)?.busyCores,
     };
     const w = result.window;
@@ -914,6 +860,36 @@ function checksOf(r: SizeResult): Check[] {
   return c;
 }
 
+/** With KUBELAB_BENCH_GC_TRACE: where the window's mark-compact pauses went, per size. */
+function gcPauseTable(results: SizeResult[]): string[] {
+  const traced = results.filter((r) => r.window?.gcPauses);
+  if (traced.length === 0) return [];
+  const pauses = (r: SizeResult) => r.window!.gcPauses!;
+  const phases = pauses(traced[0]).phases;
+  return [
+    "Where the window's mark-compact pauses went (the server under `--trace-gc-nvp`; main-thread phases, mean per mark-compact, its share of their pause time, the largest):",
+    '',
+    table(
+      [
+        'phase',
+        ...traced.map(
+          (r) =>
+            `${fmt(r.nodes, 0)} nodes: ${pauses(r).markCompacts} mark-compacts, pause p50 ${fmt(pauses(r).pauseP50Ms, 0)} / max ${fmt(pauses(r).pauseMaxMs, 0)} ms`,
+        ),
+      ],
+      ['l', ...traced.map(() => 'r' as const)],
+      phases.map((p, i) => [
+        `${p.phase} (${p.what})`,
+        ...traced.map((r) => {
+          const x = pauses(r).phases[i];
+          return `${fmt(x.meanMs, 1)} ms, ${fmt(x.sharePct, 0)} %, max ${fmt(x.maxMs, 0)} ms`;
+        }),
+      ]),
+    ),
+    '',
+  ];
+}
+
 function report(
   results: SizeResult[],
   args: Args,
@@ -1013,6 +989,10 @@ function report(
         ? `${ms(r.window.bridge.p50Ms)} / ${ms(r.window.bridge.p99Ms)} / ${ms(r.window.bridge.maxMs)} (${r.window.bridge.errors} unanswered)`
         : 'n/a',
     ),
+    row(
+      "the probes' own process: loop delay p99 / max (a pause of its own would count as the server's)",
+      (r) => (r.window ? `${ms(r.window.probeLoop.p99Ms)} / ${ms(r.window.probeLoop.maxMs)}` : 'n/a'),
+    ),
     row('Nodes that left Ready (cold start to restart)', (r) => String(r.notReadyNodes)),
     row('overload: capacity → offered', (r) =>
       r.overload
@@ -1054,7 +1034,7 @@ function report(
     `Machine: ${machine.cpu}, ${machine.cores} cores, ${fmt(machine.ramGiB, 1)} GiB RAM, ${machine.os}; Node ${machine.node}. kubelab ${machine.commit}. ${changedNote(machine)} Whole run: ${fmt(seconds / 60, 1)} min.`,
     '',
     `Each size against a fresh \`kubelab server\` (SQLite, in-process controllers, \`--ui-listen\` for the GUI bridge) with the hollow fleets in ${args.fleets} processes (\`kubelab-agent --hollow\`'s code and defaults), ` +
-      `${args.podsPerNode} DaemonSets (one pod per node each), a ${fmt(args.warmupMs / 1000, 0)} s warm-up, then a ${fmt(args.windowMs / 60_000, 1)} min window in which a probe client does get / list / create every 250 ms and the bridge is asked hello every 100 ms. ` +
+      `${args.podsPerNode} DaemonSets (one pod per node each), a ${fmt(args.warmupMs / 1000, 0)} s warm-up, then a ${fmt(args.windowMs / 60_000, 1)} min window in which a probe client does get / list / create every 250 ms and the bridge is asked hello every 100 ms, both from a process of their own (since 2026-12-07 05:00; before, from the benchmark process, whose own pauses counted). ` +
       "The server's event loop and GC are measured inside it by a preloaded probe (monitorEventLoopDelay at 10 ms resolution, PerformanceObserver 'gc'). " +
       `Overload: the rate 32 writers got for 10 s, times 10, offered open-loop without client retries for ${fmt(args.overloadMs / 1000, 0)} s. Restart: SIGTERM to the server and the fleets at once, all started again at once; pods compared by their container's running.startedAt and restartCount.`,
     '',
@@ -1064,6 +1044,7 @@ function report(
       rows,
     ),
     '',
+    ...gcPauseTable(results),
     '### Targets',
     '',
     ...checks.flatMap(({ r, c }) =>

@@ -3,7 +3,7 @@
  * and the server do not share one event loop, the same way etcd runs in its own process.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,8 @@ export interface ChildControlPlaneOptions {
   /** Listen on these ports (a restart keeps its address); default: free ones. */
   port?: number;
   metricsPort?: number;
+  /** Everything the child prints on stdout is also appended to this file (e.g. V8's GC trace). */
+  stdoutFile?: string;
 }
 
 export interface ChildControlPlane {
@@ -77,6 +79,7 @@ export async function startChildControlPlane(options: ChildControlPlaneOptions):
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KUBELAB_LOG_LEVEL: 'warn', ...options.env },
   });
+  if (options.stdoutFile) child.stdout?.pipe(createWriteStream(options.stdoutFile, { flags: 'a' }));
   let exited = false;
   let stdout = '';
   let stderr = '';
