@@ -701,7 +701,11 @@ export class FieldSelector {
   readonly requirements: readonly FieldRequirement[];
 
   constructor(requirements: readonly FieldRequirement[] = []) {
-    this.requirements = Object.freeze(requirements.map((r) => Object.freeze({ ...r })));
+    // Copied field by field: in Node 20's V8 a frozen spread copy gets a hidden class of its
+    // own, and a fleet keeps one selector per node's watch.
+    this.requirements = Object.freeze(
+      requirements.map((r) => Object.freeze({ field: r.field, operator: r.operator, value: r.value })),
+    );
   }
 
   static everything(): FieldSelector {
