@@ -879,7 +879,7 @@ function gcPauseTable(results: SizeResult[]): string[] {
       ],
       ['l', ...traced.map(() => 'r' as const)],
       phases.map((p, i) => [
-        `${p.phase} (${p.what})`,
+        `${p.phase.includes('.') && p.phase !== 'heap.prologue' ? '↳ ' : ''}${p.phase} (${p.what})`,
         ...traced.map((r) => {
           const x = pauses(r).phases[i];
           return `${fmt(x.meanMs, 1)} ms, ${fmt(x.sharePct, 0)} %, max ${fmt(x.maxMs, 0)} ms`;
