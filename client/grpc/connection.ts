@@ -195,6 +195,9 @@ export class Connection {
       'grpc.max_send_message_length': 16 * 1024 * 1024,
       // A larger HTTP/2 window lets a big list arrive without waiting for window updates.
       'grpc-node.flow_control_window': 16 * 1024 * 1024,
+      // grpc-js's channelz bookkeeping (per-call trackers, timestamps, trace events) is read by
+      // nothing here, and a hollow fleet runs thousands of channels.
+      'grpc.enable_channelz': 0,
       ...(options.shareConnection ? {} : { 'grpc.use_local_subchannel_pool': 1 }),
       ...options.channelOptions,
     };

@@ -132,6 +132,9 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     'grpc.max_send_message_length': -1,
     'grpc-node.flow_control_window': 16 * 1024 * 1024,
     'grpc.max_concurrent_streams': limits.maxConcurrentStreams,
+    // grpc-js's channelz bookkeeping (per-call trackers, timestamps, closures) is read by
+    // nothing here; kubelab serves no channelz service.
+    'grpc.enable_channelz': 0,
   });
   server.addService(
     serverDefinition(),
