@@ -106,7 +106,8 @@ export async function startChildControlPlane(options: ChildControlPlaneOptions):
         options.startTimeoutMs ?? 30_000,
       );
       child.stdout?.on('data', (d: Buffer) => {
-        if (stdout.length < 100_000) stdout += d.toString();
+        // Only the tail is kept: a GC trace (--trace-gc-nvp) can print megabytes before the line.
+        stdout = (stdout + d.toString()).slice(-4096);
         if (stdout.includes('is running')) {
           clearTimeout(timer);
           resolveStart();
