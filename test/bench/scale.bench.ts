@@ -28,7 +28,9 @@
  * Options: --nodes 5000,10000, --pods-per-node 10, --window 10m, --warmup 30s, --overload 30s
  * (0: skip), --no-restart, --fleets 2, --join 32 (joins in flight), --no-append (print only).
  * Environment: KUBELAB_BENCH_CPU_PROFILE=<folder> CPU-profiles the server's windows (lib/loop-probe.mjs);
- * KUBELAB_BENCH_SERVER_V8="<flags>" adds V8 flags to the server (e.g. --max-semi-space-size=64).
+ * KUBELAB_BENCH_SERVER_V8="<flags>" adds V8 flags to the server (e.g. --max-semi-space-size=64);
+ * KUBELAB_BENCH_GC_TRACE=1 runs the server with --trace-gc-nvp and reports where the window's
+ * mark-compact pauses went, phase by phase (lib/gctrace.ts).
  */
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
