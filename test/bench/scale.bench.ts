@@ -51,7 +51,7 @@ import type {
   HollowProgress,
   HollowReport,
 } from './lib/hollow-child.js';
-import { summarizeGcTrace, type GcPauseSummary } from './lib/gctrace.js';
+import { isTopLevel, summarizeGcTrace, type GcPauseSummary } from './lib/gctrace.js';
 import { changedNote, machineInfo } from './lib/machine.js';
 import { MiB, ProcSampler, type ProcSummary } from './lib/proc.js';
 import { replaceSection, table, upsertSummaryRow } from './lib/report.js';
@@ -881,7 +881,7 @@ function gcPauseTable(results: SizeResult[]): string[] {
       ],
       ['l', ...traced.map(() => 'r' as const)],
       phases.map((p, i) => [
-        `${p.phase.includes('.') && p.phase !== 'heap.prologue' ? '↳ ' : ''}${p.phase} (${p.what})`,
+        `${isTopLevel(p.phase) ? '' : '↳ '}${p.phase} (${p.what})`,
         ...traced.map((r) => {
           const x = pauses(r).phases[i];
           return `${fmt(x.meanMs, 1)} ms, ${fmt(x.sharePct, 0)} %, max ${fmt(x.maxMs, 0)} ms`;

@@ -26,7 +26,8 @@ export const PAUSE_PHASES: Array<[key: string, what: string]> = [
   ['finish', 'finishing (array buffers swept)'],
 ];
 
-const isTopLevel = (phase: string) => phase === 'heap.prologue' || !phase.includes('.');
+/** Whether a phase is one of those that add up to the pause (not a part of another). */
+export const isTopLevel = (phase: string) => phase === 'heap.prologue' || !phase.includes('.');
 
 export interface GcPauseSummary {
   markCompacts: number;
