@@ -674,6 +674,9 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
     sampler.sample();
     const to = sampler.elapsed();
     const probe = await probeAfter(probePath, markedAt);
+    // The probe writes a window's CPU profile when the next window starts; without an overload
+    // phase or a restart there would be none.
+    if (process.env.KUBELAB_BENCH_CPU_PROFILE) writeFileSync(`${probePath}.mark`, String(Date.now()));
     result.window = {
       ms: args.windowMs,
       probe,
