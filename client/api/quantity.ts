@@ -243,9 +243,21 @@ function toBigInt(v: number | bigint, what: string): bigint {
   return BigInt(v);
 }
 
-/** Parses a quantity string; throws QuantityError when it is not one. */
-export function parseQuantity(s: string): Quantity {
-  if (typeof s !== 'string' || s.length === 0) throw new QuantityError(String(s), ERR_FORMAT_WRONG);
+/** A quantity string taken apart: what parseQuantity computes its value from. */
+interface ScannedQuantity {
+  negative: boolean;
+  /** The digits before and after the point, leading zeros dropped ("" for zero). */
+  digits: string;
+  fracLength: number;
+  interp: NonNullable<ReturnType<typeof interpretSuffix>>;
+}
+
+/**
+ * Takes a quantity string apart and checks it, with no big-number arithmetic: an error's
+ * message (QuantityError's reason) when it is not a quantity.
+ */
+function scanQuantity(s: string): ScannedQuantity | string {
+  if (typeof s !== 'string' || s.length === 0) return ERR_FORMAT_WRONG;
   const end = s.length;
   let pos = 0;
   let negative = false;
@@ -267,7 +279,7 @@ export function parseQuantity(s: string): Quantity {
   }
   if (intDigits.length === 0 && fracDigits.length === 0) {
     // "Mi", "-", "": no number at all. A lone "." matches the split regex but is no number.
-    throw new QuantityError(s, sawDot ? ERR_NUMERIC : ERR_FORMAT_WRONG);
+    return sawDot ? ERR_NUMERIC : ERR_FORMAT_WRONG;
   }
 
   // The suffix: letters from [eEinumkKMGTP], an optional sign, then digits, then the end.
@@ -275,13 +287,23 @@ export function parseQuantity(s: string): Quantity {
   while (pos < end && 'eEinumkKMGTP'.includes(s[pos])) pos++;
   if (pos < end && (s[pos] === '-' || s[pos] === '+')) pos++;
   while (pos < end && isDigit(s[pos])) pos++;
-  if (pos !== end) throw new QuantityError(s, ERR_FORMAT_WRONG);
-  const suffix = s.slice(suffixStart);
-
-  const interp = interpretSuffix(suffix);
-  if (!interp) throw new QuantityError(s, ERR_SUFFIX);
+  if (pos !== end) return ERR_FORMAT_WRONG;
+  const interp = interpretSuffix(s.slice(suffixStart));
+  if (!interp) return ERR_SUFFIX;
 
   const digits = (intDigits + fracDigits).replace(/^0+/, '');
+  if (digits.length > 0 && interp.base === 10) {
+    const shift = interp.exponent - fracDigits.length + 9;
+    if (shift >= 0 && digits.length + shift - 9 > MAX_DECIMAL_DIGITS) return 'quantity is too large';
+  }
+  return { negative, digits, fracLength: fracDigits.length, interp };
+}
+
+/** Parses a quantity string; throws QuantityError when it is not one. */
+export function parseQuantity(s: string): Quantity {
+  const scanned = scanQuantity(s);
+  if (typeof scanned === 'string') throw new QuantityError(String(s), scanned);
+  const { negative, digits, fracLength, interp } = scanned;
   const mantissa = digits.length === 0 ? 0n : BigInt(digits);
   let format = interp.format;
   let nanos: bigint;
@@ -289,17 +311,15 @@ export function parseQuantity(s: string): Quantity {
     nanos = 0n;
   } else if (interp.base === 10) {
     // value = mantissa × 10^(exponent - fracDigits); in nanos shift by 9 more.
-    const shift = interp.exponent - fracDigits.length + 9;
-    if (shift >= 0) {
-      if (digits.length + shift - 9 > MAX_DECIMAL_DIGITS) throw new QuantityError(s, 'quantity is too large');
-      nanos = mantissa * pow10(shift);
-    } else if (-shift > digits.length) {
+    const shift = interp.exponent - fracLength + 9;
+    if (shift >= 0) nanos = mantissa * pow10(shift);
+    else if (-shift > digits.length) {
       nanos = 1n; // below one nano-unit: rounds up to the smallest representable value
     } else {
       nanos = divAwayFromZero(mantissa, pow10(-shift));
     }
   } else {
-    nanos = divAwayFromZero(mantissa * (1n << BigInt(interp.exponent)) * NANO, pow10(fracDigits.length));
+    nanos = divAwayFromZero(mantissa * (1n << BigInt(interp.exponent)) * NANO, pow10(fracLength));
     if (nanos > MAX_BINARY_NANOS) nanos = MAX_BINARY_NANOS;
     // A binary quantity strictly between 0 and 1 is treated as decimal, like Kubernetes.
     if (nanos < NANO) format = 'DecimalSI';
@@ -307,14 +327,9 @@ export function parseQuantity(s: string): Quantity {
   return new Quantity(negative ? -nanos : nanos, format);
 }
 
-/** True when `s` parses as a quantity. */
+/** True when `s` parses as a quantity (checked without computing its value). */
 export function isValidQuantity(s: string): boolean {
-  try {
-    parseQuantity(s);
-    return true;
-  } catch {
-    return false;
-  }
+  return typeof scanQuantity(s) !== 'string';
 }
 
 /** Accepts a Quantity, a quantity string, or a number of base units. */

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { clone, deepFreeze } from './objects.js';
+import { clone, deepEqual, deepFreeze } from './objects.js';
 
 it('copies a frozen object deeply into one that can be changed, keeping every key', () => {
   const pod = deepFreeze({
@@ -26,4 +26,35 @@ it('copies what is not plain data faithfully (dates, bytes)', () => {
   expect(copy.at.getTime()).toBe(at.getTime());
   expect(copy.at).not.toBe(at);
   expect(copy.bytes).toEqual(new Uint8Array([1, 2, 3]));
+});
+
+it('tells JSON values apart as JSON does: keys, order of items, undefined members, types', () => {
+  const pod = {
+    metadata: { name: 'web', labels: { app: 'web', tier: 'front' } },
+    spec: { containers: [{ name: 'main', ports: [80, 443] }], nodeName: null },
+  };
+  expect(deepEqual(pod, clone(pod))).toBe(true);
+  expect(
+    deepEqual(pod, { ...pod, metadata: { ...pod.metadata, labels: { tier: 'front', app: 'web' } } }),
+  ).toBe(true);
+  expect(
+    deepEqual(pod, { ...pod, spec: { ...pod.spec, containers: [{ name: 'main', ports: [443, 80] }] } }),
+  ).toBe(false);
+  expect(deepEqual(pod, { ...pod, spec: { ...pod.spec, nodeName: undefined } })).toBe(false);
+  expect(deepEqual({ a: 1 }, { a: 1, b: undefined })).toBe(false);
+  expect(deepEqual({ a: 1, b: undefined }, { a: 1 })).toBe(false);
+  expect(deepEqual({ a: 1 }, { a: '1' })).toBe(false);
+  expect(deepEqual([1, 2], { 0: 1, 1: 2 })).toBe(false);
+  expect(deepEqual([], [undefined])).toBe(false);
+  expect(deepEqual(null, {})).toBe(false);
+  expect(deepEqual(Number.NaN, Number.NaN)).toBe(true);
+  expect(deepEqual(Object.assign(Object.create({ inherited: 1 }) as object, { a: 1 }), { a: 1 })).toBe(false);
+});
+
+it('compares what is not plain data as isDeepStrictEqual does (dates, bytes)', () => {
+  const at = '2026-12-02T00:00:00Z';
+  expect(deepEqual({ at: new Date(at) }, { at: new Date(at) })).toBe(true);
+  expect(deepEqual({ at: new Date(at) }, { at: new Date(0) })).toBe(false);
+  expect(deepEqual({ b: new Uint8Array([1, 2]) }, { b: new Uint8Array([1, 2]) })).toBe(true);
+  expect(deepEqual({ b: new Uint8Array([1, 2]) }, { b: new Uint8Array([1, 3]) })).toBe(false);
 });

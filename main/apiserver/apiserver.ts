@@ -518,12 +518,12 @@ export class ApiServer implements LocalApi {
     subresource?: 'status',
   ): void {
     const meta = req.object?.metadata;
-    const stringOr = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
-    const kindName = req.kind || req.wireKind || stringOr(req.object?.kind);
+    const kindName = req.kind || req.wireKind || nonEmptyString(req.object?.kind);
     // A typed object's namespace is known (its own, else the request's, else "default"); a
     // manifest's is not until it is read.
-    const namespace = req.namespace || stringOr(meta?.namespace) || (req.object ? 'default' : undefined);
-    const name = req.name || stringOr(meta?.name);
+    const namespace =
+      req.namespace || nonEmptyString(meta?.namespace) || (req.object ? 'default' : undefined);
+    const name = req.name || nonEmptyString(meta?.name);
     const attrsFor = (info: KindInfo): RequestAttributes => ({
       verb,
       info,
@@ -749,7 +749,7 @@ export class ApiServer implements LocalApi {
       if (!before) return;
       base = sent;
     }
-    const entries = decodeManagedFields(base);
+    const entries = decodeManagedFields(base, base === stored);
     const next = recordUpdate(info, before, after, entries, {
       manager,
       subresource,
@@ -1011,7 +1011,7 @@ export class ApiServer implements LocalApi {
           subresource,
           (current) => {
             const stored = current.metadata?.managedFields;
-            const applied = apply(info, current, config, decodeManagedFields(stored), writer, force);
+            const applied = apply(info, current, config, decodeManagedFields(stored, true), writer, force);
             setManagedFields((applied.object.metadata ??= {}), encodeManagedFields(applied.entries));
             followLastApplied(applied.object, config, manager);
             return applied.object;
@@ -1065,20 +1065,17 @@ export class ApiServer implements LocalApi {
     const info = strategy.info;
     const key = objectKey(info, namespace, name);
     const { storage, cacher } = this.backend(info);
-    const fromStore = async (): Promise<{ object: KubeObject; rv: number }> => {
-      const kv = await storage.get(key);
-      if (!kv) throw notFound(info.kind, name, namespace);
-      return { object: decodeStored(kv.value, kv.modRevision), rv: kv.modRevision };
-    };
     // A dry run writes nothing that could catch a stale copy, so it reads the store (as
     // Kubernetes' DryRunnableStorage does).
     const cached = dryRun ? undefined : cacher.cache(info).get(key);
-    let current = cached ? { object: cached.object, rv: cached.rv } : await fromStore();
+    let current = cached
+      ? { object: cached.object, rv: cached.rv }
+      : await this.readStored(storage, info, key, namespace, name);
     let isCurrent = !cached;
     /** Re-reads the store; true when the copy used so far was already its latest. */
     const refresh = async (): Promise<boolean> => {
       const seen = current.rv;
-      const fresh = await fromStore();
+      const fresh = await this.readStored(storage, info, key, namespace, name);
       isCurrent = true;
       if (fresh.rv === seen) return true;
       current = fresh;
@@ -1118,7 +1115,7 @@ export class ApiServer implements LocalApi {
       } catch (err) {
         if (isStorageError(err, 'Conflict') || isStorageError(err, 'NotFound')) {
           if (++conflicts > 20) throw conflict(info, name, 'the object keeps changing; try again');
-          current = await fromStore();
+          current = await this.readStored(storage, info, key, namespace, name);
           isCurrent = true;
           continue;
         }
@@ -1386,6 +1383,19 @@ export class ApiServer implements LocalApi {
     return kv ? decodeStored(kv.value, kv.modRevision) : undefined;
   }
 
+  /** An object as the store holds it now, decoded, with its revision. */
+  private async readStored(
+    storage: Storage,
+    info: KindInfo,
+    key: string,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<{ object: KubeObject; rv: number }> {
+    const kv = await storage.get(key);
+    if (!kv) throw notFound(info.kind, name, namespace);
+    return { object: decodeStored(kv.value, kv.modRevision), rv: kv.modRevision };
+  }
+
   /**
    * The object a write stored: the watch cache's copy when it already has this revision (the
    * SQLite store delivers the event before acknowledging the write), so the reply and every
@@ -1526,6 +1536,10 @@ function tooLargeResourceVersion(rv: number): ApiError {
 }
 
 /** A merge patch that sets metadata.resourceVersion pins it, like Kubernetes. */
+function nonEmptyString(v: unknown): string | undefined {
+  return typeof v === 'string' && v ? v : undefined;
+}
+
 /** managedFields as encoded; none is no field at all, as Kubernetes leaves it out. */
 function setManagedFields(meta: ObjectMeta, entries: ObjectMeta['managedFields']): void {
   if (entries?.length) meta.managedFields = entries;

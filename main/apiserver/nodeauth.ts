@@ -23,63 +23,79 @@ function pins(attrs: RequestAttributes, field: string, value: string): boolean {
 }
 
 export function nodeAuthorizer(id: Identity, attrs: RequestAttributes): void {
-  const self = id.nodeName ?? '';
-  const deny = (why: string) => {
-    throw forbidden(id, attrs, `${why}; a node may only touch its own objects`);
-  };
-  const ownByName = () => {
-    if (attrs.verb === 'list' || attrs.verb === 'watch') {
-      if (!pins(attrs, 'metadata.name', self))
-        deny(`nodes may only ${attrs.verb} with fieldSelector metadata.name=${self}`);
-    } else if (attrs.name !== self && !(attrs.partial && attrs.name === undefined)) {
-      deny(`node "${self}" may not ${attrs.verb} ${attrs.info.plural} "${attrs.name ?? ''}"`);
-    }
-  };
+  // Runs for every request an agent sends (its heartbeats among them): no closures made per call.
   switch (attrs.info.kind) {
     case 'Namespace':
       if (attrs.verb === 'get' || attrs.verb === 'list' || attrs.verb === 'watch') return;
-      return deny('nodes may only read namespaces');
+      return deny(id, attrs, 'nodes may only read namespaces');
     case 'Node':
-      if (attrs.verb === 'delete') return deny('nodes may not delete Node objects');
-      return ownByName();
+      if (attrs.verb === 'delete') return deny(id, attrs, 'nodes may not delete Node objects');
+      return ownByName(id, attrs);
     case 'NodeMetrics':
-      if (attrs.verb === 'delete') return deny('nodes may not delete metrics');
-      return ownByName();
+      if (attrs.verb === 'delete') return deny(id, attrs, 'nodes may not delete metrics');
+      return ownByName(id, attrs);
     case 'Lease':
       if (attrs.namespace !== NODE_LEASE_NAMESPACE && !(attrs.partial && attrs.namespace === undefined))
-        return deny(`node leases live in namespace ${NODE_LEASE_NAMESPACE}`);
-      if (attrs.verb === 'delete') return deny('nodes may not delete leases');
-      return ownByName();
+        return deny(id, attrs, `node leases live in namespace ${NODE_LEASE_NAMESPACE}`);
+      if (attrs.verb === 'delete') return deny(id, attrs, 'nodes may not delete leases');
+      return ownByName(id, attrs);
     case 'Pod':
       switch (attrs.verb) {
         case 'list':
         case 'watch':
-          if (!pins(attrs, 'spec.nodeName', self))
-            deny(`nodes may only ${attrs.verb} pods with fieldSelector spec.nodeName=${self}`);
+          if (!pins(attrs, 'spec.nodeName', selfOf(id)))
+            deny(
+              id,
+              attrs,
+              `nodes may only ${attrs.verb} pods with fieldSelector spec.nodeName=${selfOf(id)}`,
+            );
           return;
         case 'get':
           // The pod and its log (pods/log); NodeRestriction checks the pod is bound to this node.
           if (attrs.subresource && attrs.subresource !== 'log')
-            return deny(`nodes may not read pods/${attrs.subresource}`);
+            return deny(id, attrs, `nodes may not read pods/${attrs.subresource}`);
           return;
         case 'delete':
           return; // NodeRestriction checks the pod is bound to this node.
         case 'update':
         case 'patch':
           if (attrs.subresource === 'status') return;
-          return deny('nodes may only write the status of pods');
+          return deny(id, attrs, 'nodes may only write the status of pods');
         default:
-          return deny('nodes may not create pods');
+          return deny(id, attrs, 'nodes may not create pods');
       }
     case 'Secret':
     case 'ConfigMap':
       // One by name; which ones (those its pods use) is checked against the pods (nodeMayReadConfig).
       if (attrs.verb === 'get') return;
-      return deny(`nodes may only get ${attrs.info.plural} by name, those the pods bound to them use`);
+      return deny(
+        id,
+        attrs,
+        `nodes may only get ${attrs.info.plural} by name, those the pods bound to them use`,
+      );
     case 'Event':
       if (attrs.verb === 'create' || attrs.verb === 'patch' || attrs.verb === 'update') return; // About itself or its pods: NodeRestriction.
-      return deny('nodes may only write events');
+      return deny(id, attrs, 'nodes may only write events');
     default:
-      return deny(`nodes have no access to ${attrs.info.plural}`);
+      return deny(id, attrs, `nodes have no access to ${attrs.info.plural}`);
+  }
+}
+
+function selfOf(id: Identity): string {
+  return id.nodeName ?? '';
+}
+
+function deny(id: Identity, attrs: RequestAttributes, why: string): never {
+  throw forbidden(id, attrs, `${why}; a node may only touch its own objects`);
+}
+
+/** Objects named after the node: its Node, its Lease, its NodeMetrics. */
+function ownByName(id: Identity, attrs: RequestAttributes): void {
+  const self = selfOf(id);
+  if (attrs.verb === 'list' || attrs.verb === 'watch') {
+    if (!pins(attrs, 'metadata.name', self))
+      deny(id, attrs, `nodes may only ${attrs.verb} with fieldSelector metadata.name=${self}`);
+  } else if (attrs.name !== self && !(attrs.partial && attrs.name === undefined)) {
+    deny(id, attrs, `node "${self}" may not ${attrs.verb} ${attrs.info.plural} "${attrs.name ?? ''}"`);
   }
 }

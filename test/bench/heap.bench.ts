@@ -14,9 +14,10 @@
  * snapshot is larger than a JavaScript string can be).
  *
  * Options: --nodes 1000, --pods-per-node 2, --settle 90s, --label TEXT (named in the heading,
- * e.g. "before"), --no-append (print only).
+ * e.g. "before"), --no-append (print only), --allocation-profile FILE (the raw sampling profile,
+ * for Chrome DevTools' Memory tab: name it *.heapprofile).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,6 +31,7 @@ import { changedNote, machineInfo } from './lib/machine.js';
 import { connectInspector, ownInspector, type InspectorSession } from './lib/inspector.js';
 import { byConstructor, holders, type HeapSnapshot, type Holder } from './lib/heapsnapshot.js';
 import { appendSection, table } from './lib/report.js';
+import { scrape, scrapeDelta, type Scrape } from './lib/scrape.js';
 import { fmt, sleep } from './lib/stats.js';
 
 const { values: v } = parseArgs({
@@ -39,6 +41,7 @@ const { values: v } = parseArgs({
     settle: { type: 'string', default: '90s' },
     label: { type: 'string', default: '' },
     'no-append': { type: 'boolean', default: false },
+    'allocation-profile': { type: 'string' },
   },
 });
 const nodes = Number(v.nodes);
@@ -82,6 +85,10 @@ async function allocationSites(
   });
   await sleep(ms);
   const { profile } = await inspector.call<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
+  if (v['allocation-profile']) {
+    writeFileSync(v['allocation-profile'], JSON.stringify(profile));
+    log(`allocation profile written to ${v['allocation-profile']}`);
+  }
   const bySite = new Map<string, number>();
   let total = 0;
   const walk = (n: SamplingNode) => {
@@ -108,6 +115,15 @@ async function allocationSites(
       .slice(0, 25)
       .map(([fn, bytes]) => ({ fn, bytesPerSecond: perSecond(bytes) })),
   };
+}
+
+/** Requests that took a flow-control seat between two readings of /metrics. */
+function clientRequests(before: Scrape, after: Scrape): number {
+  let n = 0;
+  for (const series of after.keys())
+    if (series.startsWith('apiserver_flowcontrol_request_execution_seconds_count'))
+      n += scrapeDelta(before, after, series);
+  return n;
 }
 
 /** The parts of a hollow fleet whose retained size the bench reports. */
@@ -255,7 +271,10 @@ async function main(): Promise<void> {
     const sampleMs = Math.min(30_000, settleMs);
     await sleep(settleMs - sampleMs);
     log(`sampling the server's allocations for ${sampleMs / 1000} s`);
+    const requestsBefore = await scrape(cp.metricsPort);
     const allocations = await allocationSites(inspector, sampleMs);
+    const requestsPerSecond =
+      clientRequests(requestsBefore, await scrape(cp.metricsPort)) / (sampleMs / 1000);
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cp.pid}/status`, 'utf8'))?.[1]) / 1024;
     // The fleet's first: this process then holds no server snapshot.
     const fleetPart = await fleetHeap();
@@ -292,7 +311,9 @@ async function main(): Promise<void> {
       '',
       ...fleetPart,
       `**Allocation at steady state** (the settle's last ${sampleMs / 1000} s, V8's sampling heap profiler, objects collected meanwhile counted): ` +
-        `${fmt(allocations.bytesPerSecond / 1048576, 1)} MiB/s, ${fmt(allocations.bytesPerSecond / nodes / 1024, 1)} KiB/s per hollow node. Where:`,
+        `${fmt(allocations.bytesPerSecond / 1048576, 1)} MiB/s, ${fmt(allocations.bytesPerSecond / nodes / 1024, 1)} KiB/s per hollow node; ` +
+        `${fmt(requestsPerSecond, 0)} client requests/s (flow control's count: leases, node and pod status, metrics, events; the in-process controllers' calls are not requests), ` +
+        `${fmt(allocations.bytesPerSecond / Math.max(1, requestsPerSecond) / 1024, 1)} KiB allocated per request. Where:`,
       '',
       table(
         ['function (file:line)', 'MiB/s', 'share'],

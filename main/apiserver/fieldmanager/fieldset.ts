@@ -130,6 +130,30 @@ export class FieldSet {
     return out;
   }
 
+  /** Some member of this set is a member of `other` (intersection(other) is not empty), made without allocating. */
+  intersects(other: FieldSet): boolean {
+    if (this.member && other.member) return true;
+    const swap = this.children.size > other.children.size;
+    const small = swap ? other : this;
+    const large = swap ? this : other;
+    for (const [e, child] of small.children) {
+      const o = large.children.get(e);
+      if (o && child.intersects(o)) return true;
+    }
+    return false;
+  }
+
+  /** Every member of `other` is a member of this set (other.difference(this) is empty), made without allocating. */
+  covers(other: FieldSet): boolean {
+    if (other.member && !this.member) return false;
+    for (const [e, child] of other.children) {
+      if (child.isEmpty()) continue;
+      const mine = this.children.get(e);
+      if (!mine || !mine.covers(child)) return false;
+    }
+    return true;
+  }
+
   equals(other: FieldSet): boolean {
     if (this.member !== other.member || this.children.size !== other.children.size) return false;
     for (const [e, child] of this.children) {

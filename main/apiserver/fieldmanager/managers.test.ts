@@ -88,6 +88,39 @@ describe('managed fields', () => {
     );
   });
 
+  it('keeps the stored FieldsV1 of a writer that changes only fields it owns, and of the managers it leaves alone', () => {
+    const v1 = pod({ containers: [{ name: 'nginx', image: 'nginx:1' }] }, { app: 'web' });
+    let entries = recordUpdate(pods, undefined, v1, [], writer('kubectl-create'));
+    const v2 = pod({ containers: [{ name: 'nginx', image: 'nginx:2' }] }, { app: 'web' });
+    entries = recordUpdate(pods, v1, v2, entries, writer('kubectl-edit', T1));
+    const stored = encodeManagedFields(entries);
+    // The next image change by the same writer, read back from the store.
+    const v3 = pod({ containers: [{ name: 'nginx', image: 'nginx:3' }] }, { app: 'web' });
+    const next = encodeManagedFields(
+      recordUpdate(pods, v2, v3, decodeManagedFields(stored, true), writer('kubectl-edit', T2)),
+    );
+    const byManager = (list: typeof stored, m: string) => list.find((e) => e.manager === m)!;
+    expect(byManager(next, 'kubectl-edit').time).toBe(T2);
+    expect(byManager(next, 'kubectl-edit').fieldsV1).toBe(byManager(stored, 'kubectl-edit').fieldsV1);
+    expect(byManager(next, 'kubectl-create').fieldsV1).toBe(byManager(stored, 'kubectl-create').fieldsV1);
+    // A new field for the writer: its set is encoded anew, with the field.
+    const v4 = pod({ containers: [{ name: 'nginx', image: 'nginx:3' }] }, { app: 'web', tier: 'front' });
+    const grown = encodeManagedFields(
+      recordUpdate(pods, v3, v4, decodeManagedFields(next, true), writer('kubectl-edit', T2)),
+    );
+    expect(byManager(grown, 'kubectl-edit').fieldsV1).toEqual({
+      'f:metadata': { 'f:labels': { 'f:tier': {} } },
+      'f:spec': { 'f:containers': { 'k:{"name":"nginx"}': { 'f:image': {} } } },
+    });
+    expect(byManager(grown, 'kubectl-create').fieldsV1).toBe(byManager(stored, 'kubectl-create').fieldsV1);
+    // Taking a field from another manager re-encodes that manager's set without it.
+    const v5 = pod({ containers: [{ name: 'nginx', image: 'nginx:3' }] }, { app: 'api', tier: 'front' });
+    const taken = encodeManagedFields(
+      recordUpdate(pods, v4, v5, decodeManagedFields(grown, true), writer('kubectl-edit', T2)),
+    );
+    expect(byManager(taken, 'kubectl-create').fieldsV1).not.toHaveProperty(['f:metadata']);
+  });
+
   it('gives an updater the fields it changed and takes them from their owner; removed fields leave everyone', () => {
     const v1 = pod({ containers: [{ name: 'nginx', image: 'nginx:1' }] }, { app: 'web', tier: 'front' });
     let entries = recordUpdate(pods, undefined, v1, [], writer('kubectl-create'));

@@ -29,6 +29,12 @@ export interface ManagerEntry {
   apiVersion: string;
   time?: string;
   set: FieldSet;
+  /**
+   * `set` as the store holds it (FieldsV1), while the entry still has the set read from it: a
+   * write that leaves an entry's fields as they were (a lease renewal, a status report) then
+   * re-encodes nothing.
+   */
+  stored: Record<string, unknown> | undefined;
 }
 
 export interface Writer {
@@ -129,8 +135,15 @@ export function isResetRequest(entries: ManagedFieldsEntry[] | undefined): boole
   return entries?.length === 1 && Object.values(entries[0]).every((v) => v === undefined || v === '');
 }
 
-/** The entries as sets; the server's own (stored) are read without checks, a client's after validateManagedFields. */
-export function decodeManagedFields(entries: ManagedFieldsEntry[] | undefined): ManagerEntry[] {
+/**
+ * The entries as sets; the server's own (stored) are read without checks, a client's after
+ * validateManagedFields. `asStored`: the entries are the server's own, whose FieldsV1 an
+ * unchanged entry keeps as it is.
+ */
+export function decodeManagedFields(
+  entries: ManagedFieldsEntry[] | undefined,
+  asStored = false,
+): ManagerEntry[] {
   return (entries ?? []).map((e) => ({
     manager: e.manager ?? '',
     operation: e.operation === 'Apply' ? 'Apply' : 'Update',
@@ -138,6 +151,7 @@ export function decodeManagedFields(entries: ManagedFieldsEntry[] | undefined): 
     apiVersion: e.apiVersion ?? '',
     time: e.time,
     set: e.fieldsV1 ? FieldSet.fromFieldsV1(e.fieldsV1, 'metadata.managedFields', true) : new FieldSet(),
+    stored: asStored ? (e.fieldsV1 as Record<string, unknown> | undefined) : undefined,
   }));
 }
 
@@ -157,9 +171,19 @@ export function encodeManagedFields(entries: ManagerEntry[]): ManagedFieldsEntry
       apiVersion: e.apiVersion,
       ...(e.time ? { time: e.time } : {}),
       fieldsType: 'FieldsV1',
-      fieldsV1: e.set.toFieldsV1(),
+      fieldsV1: e.stored ?? e.set.toFieldsV1(),
       ...(e.subresource ? { subresource: e.subresource } : {}),
     }));
+}
+
+/**
+ * The entry without the fields another manager changed or that left: the entry itself when it
+ * had none of them, undefined when none remain.
+ */
+function without(e: ManagerEntry, changed: FieldSet, removed: FieldSet): ManagerEntry | undefined {
+  if (!e.set.intersects(changed) && !e.set.intersects(removed)) return e;
+  const set = e.set.difference(changed).difference(removed);
+  return set.isEmpty() ? undefined : { ...e, set, stored: undefined };
 }
 
 function same(e: ManagerEntry, manager: string, operation: Operation, subresource: string): boolean {
@@ -180,6 +204,7 @@ function capUpdates(entries: ManagerEntry[]): ManagerEntry[] {
     apiVersion: oldest.at(-1)!.apiVersion,
     time: oldest.at(-1)!.time,
     set: oldest.reduce((acc, e) => acc.union(e.set), new FieldSet()),
+    stored: undefined,
   };
   return [...entries.filter((e) => !oldest.includes(e)), ancient];
 }
@@ -215,10 +240,16 @@ export function recordUpdate(
       self = e;
       continue;
     }
-    const set = e.set.difference(changed).difference(removed);
-    if (!set.isEmpty()) out.push(set.equals(e.set) ? e : { ...e, set });
+    const kept = without(e, changed, removed);
+    if (kept) out.push(kept);
   }
-  const set = self ? self.set.union(changed).difference(removed) : changed.difference(removed);
+  // A writer changing only fields it already owns (a lease renewal) keeps its set as it was.
+  const keeps = self !== undefined && self.set.covers(changed) && !self.set.intersects(removed);
+  const set = keeps
+    ? self!.set
+    : self
+      ? self.set.union(changed).difference(removed)
+      : changed.difference(removed);
   if (!set.isEmpty())
     out.push({
       manager: writer.manager,
@@ -227,6 +258,7 @@ export function recordUpdate(
       apiVersion: info.apiVersion,
       time: changed.isEmpty() ? self?.time : writer.now,
       set,
+      stored: keeps ? self!.stored : undefined,
     });
   return capUpdates(out);
 }
@@ -303,6 +335,7 @@ export function apply(
           subresource: '',
           apiVersion: info.apiVersion,
           set,
+          stored: undefined,
         },
       ];
   }
@@ -330,8 +363,8 @@ export function apply(
     if (e === self) continue;
     const taken = e.set.intersection(changed);
     for (const path of taken.members()) conflicts.push({ entry: e, path });
-    const set = e.set.difference(changed).difference(removed);
-    if (!set.isEmpty()) out.push(set.equals(e.set) ? e : { ...e, set });
+    const kept = without(e, changed, removed);
+    if (kept) out.push(kept);
   }
   if (conflicts.length && !force) {
     // kubectl's first server-side applies take over from its client-side ones without a
@@ -350,6 +383,7 @@ export function apply(
       apiVersion: info.apiVersion,
       time: objectChanged || !self || !self.set.equals(configSet) ? writer.now : self.time,
       set: configSet,
+      stored: undefined,
     });
   return { object: merged, entries: capUpdates(out) };
 }

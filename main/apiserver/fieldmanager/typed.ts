@@ -17,7 +17,12 @@ function fieldPath(path: string, name: string): string {
 
 /** A value whose fields are owned one by one (not a leaf). */
 function isGranular(shape: Shape, value: unknown, path: string): value is Obj {
-  return isPlainObject(value) && Object.keys(value).length > 0 && !shape.isAtomic(path);
+  return isPlainObject(value) && hasOwnKeys(value) && !shape.isAtomic(path);
+}
+
+function hasOwnKeys(o: Obj): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return true;
+  return false;
 }
 
 /**
@@ -157,7 +162,8 @@ export function compare(shape: Shape, before: unknown, after: unknown): Comparis
     out.added.graft(where, sb.difference(sa));
   };
   const fields = (a: Obj, b: Obj, path: string, at: Trail | undefined): void => {
-    for (const k in a) walk(a[k], b[k], fieldPath(path, k), down(at, `f:${k}`));
+    // Most fields of an update are as they were: no path is made for them.
+    for (const k in a) if (a[k] !== b[k]) walk(a[k], b[k], fieldPath(path, k), down(at, `f:${k}`));
     for (const k in b) if (!(k in a)) walk(undefined, b[k], fieldPath(path, k), down(at, `f:${k}`));
   };
   const walk = (a: unknown, b: unknown, path: string, at: Trail | undefined): void => {
