@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HollowMachineReader, ipFromIndex } from './hollow.js';
+import { HollowMachineReader, ipFromIndex, unitHash } from './hollow.js';
 import type { MachineSample } from './types.js';
 
 const GiB = 1024 ** 3;
@@ -133,5 +133,20 @@ describe('HollowMachineReader', () => {
     const reader = new HollowMachineReader({ name: 'copy', index: 1 });
     (await reader.info()).internalIPs.push('1.2.3.4');
     expect((await reader.info()).internalIPs).toEqual(['10.0.0.2']);
+  });
+});
+
+describe('the hollow reader’s draws', () => {
+  it('are the same for the same text and spread evenly over [0, 1) for near-identical texts', () => {
+    expect(unitHash('cpu\0node-1\0-1')).toBe(unitHash('cpu\0node-1\0-1'));
+    const deciles = new Array<number>(10).fill(0);
+    for (let node = 0; node < 100; node++)
+      for (let n = 0; n < 100; n++) {
+        const u = unitHash(`cpu\0hollow-${node}\0${n}`);
+        expect(u).toBeGreaterThanOrEqual(0);
+        expect(u).toBeLessThan(1);
+        deciles[Math.floor(u * 10)]++;
+      }
+    for (const count of deciles) expect(Math.abs(count - 1000)).toBeLessThan(150);
   });
 });

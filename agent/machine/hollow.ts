@@ -128,9 +128,12 @@ export class HollowMachineReader implements MachineReader {
     return { ...info, internalIPs: [...info.internalIPs] };
   }
 
-  /** A deterministic number in [0, 1) for this seed, key and (optionally) sample number. */
+  /**
+   * A deterministic number in [0, 1) for this seed, key and (optionally) sample number. A fleet
+   * draws ~16 per node per sample: a SHA-256 each was a few percent of a 5,000-node fleet's CPU.
+   */
   private rand(key: string, n = -1): number {
-    return parseInt(hash(key, `${this.seed}\0${n}`).slice(0, 12), 16) / 2 ** 48;
+    return unitHash(`${key}\0${this.seed}\0${n}`);
   }
 }
 
@@ -141,6 +144,18 @@ function merge<T extends object>(current: Partial<T>, partial: Partial<T>): Part
     else out[key] = partial[key];
   }
   return out;
+}
+
+/** FNV-1a over the text's UTF-16 units, then an avalanche of the bits: a number in [0, 1). */
+export function unitHash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x7feb352d);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x846ca68b);
+  h ^= h >>> 16;
+  return (h >>> 0) / 2 ** 32;
 }
 
 function hash(kind: string, value: string): string {

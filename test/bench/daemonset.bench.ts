@@ -49,7 +49,8 @@
  *
  * Options: --no-append (print only), --nodes 1000, --max-unavailable 10%, --join-concurrency 16,
  * --settle 10, --quiet-wait 30, --wait 180 (seconds per phase before giving up), --profile DIR
- * (where the server's profile goes; default a temp folder, kept), --no-profile. A quick run:
+ * (where the server's profile goes; default a temp folder, kept), --no-profile, --fleet-profile DIR
+ * (CPU-profile the hollow fleet's process too, over its whole run, into DIR). A quick run:
  * `npm run bench:daemonset -- --no-append --nodes 100`.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -89,6 +90,7 @@ interface Args {
   waitSeconds: number;
   profile: boolean;
   profileDir?: string;
+  fleetProfileDir?: string;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -133,6 +135,7 @@ function parseArgs(argv: string[]): Args {
       args.profile = true;
       args.profileDir = value();
     } else if (a === '--no-profile') args.profile = false;
+    else if (a === '--fleet-profile') args.fleetProfileDir = value();
     else throw new Error(`unknown option ${a}; see the comment at the top of test/bench/daemonset.bench.ts`);
   }
   return args;
@@ -731,6 +734,7 @@ async function startCluster(args: Args, tmp: string, cleanup: Cleanup): Promise<
   const fleet = startProc(
     'hollow',
     [
+      ...(args.fleetProfileDir ? ['--cpu-prof', '--cpu-prof-dir', args.fleetProfileDir] : []),
       AGENT_BIN,
       '--hollow',
       String(args.nodes),

@@ -78,16 +78,23 @@ export function podForNode(ds: DaemonSet, nodeName: string): Pod {
  * Remembered per (node, DaemonSet) pair of frozen objects — the informers' cached objects,
  * which never change: a sync asks about every node several times (manage, the rolling update,
  * the status), and at thousands of nodes building the would-be pod each time was most of it.
+ * One lookup per node, then a short list of the DaemonSet versions asked about (a WeakMap per
+ * node cost a second lookup, and left a weak table per Node version for the collector).
  */
-const remembered = new WeakMap<Node, WeakMap<DaemonSet, Eligibility>>();
+const remembered = new WeakMap<Node, Array<{ ds: DaemonSet; eligibility: Eligibility }>>();
+/** DaemonSet versions remembered per node; beyond them the oldest is decided again (the same answer, more slowly). */
+const REMEMBERED_PER_NODE = 16;
 
 export function nodeShouldRunDaemonPod(node: Node, ds: DaemonSet): Eligibility {
   if (!Object.isFrozen(node) || !Object.isFrozen(ds)) return decide(node, ds);
-  let byDs = remembered.get(node);
-  if (!byDs) remembered.set(node, (byDs = new WeakMap()));
-  let e = byDs.get(ds);
-  if (!e) byDs.set(ds, (e = decide(node, ds)));
-  return e;
+  let known = remembered.get(node);
+  if (known) {
+    for (const k of known) if (k.ds === ds) return k.eligibility;
+  } else remembered.set(node, (known = []));
+  const eligibility = decide(node, ds);
+  if (known.length >= REMEMBERED_PER_NODE) known.shift();
+  known.push({ ds, eligibility });
+  return eligibility;
 }
 
 function decide(node: Node, ds: DaemonSet): Eligibility {
