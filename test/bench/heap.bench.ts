@@ -15,7 +15,8 @@
  *
  * Options: --nodes 1000, --pods-per-node 2, --settle 90s, --label TEXT (named in the heading,
  * e.g. "before"), --no-append (print only), --allocation-profile FILE (the raw sampling profile,
- * for Chrome DevTools' Memory tab: name it *.heapprofile).
+ * for Chrome DevTools' Memory tab: name it *.heapprofile), --survivors (sample only what
+ * outlived a scavenge: what the young generation promotes, the old generation's garbage to be).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +43,7 @@ const { values: v } = parseArgs({
     label: { type: 'string', default: '' },
     'no-append': { type: 'boolean', default: false },
     'allocation-profile': { type: 'string' },
+    survivors: { type: 'boolean', default: false },
   },
 });
 const nodes = Number(v.nodes);
@@ -81,7 +83,7 @@ async function allocationSites(
   await inspector.call('HeapProfiler.startSampling', {
     samplingInterval: 16_384,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMinorGC: !v.survivors,
   });
   await sleep(ms);
   const { profile } = await inspector.call<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
@@ -310,7 +312,9 @@ async function main(): Promise<void> {
       holdersTable(held, cached, 'Node-or-Pod'),
       '',
       ...fleetPart,
-      `**Allocation at steady state** (the settle's last ${sampleMs / 1000} s, V8's sampling heap profiler, objects collected meanwhile counted): ` +
+      (v.survivors
+        ? `**What outlived a scavenge at steady state** (the settle's last ${sampleMs / 1000} s, V8's sampling heap profiler, objects a scavenge collected left out, those a mark-compact collected counted: what the young generation promoted, and what was still young at the end): `
+        : `**Allocation at steady state** (the settle's last ${sampleMs / 1000} s, V8's sampling heap profiler, objects collected meanwhile counted): `) +
         `${fmt(allocations.bytesPerSecond / 1048576, 1)} MiB/s, ${fmt(allocations.bytesPerSecond / nodes / 1024, 1)} KiB/s per hollow node; ` +
         `${fmt(requestsPerSecond, 0)} client requests/s (flow control's count: leases, node and pod status, metrics, events; the in-process controllers' calls are not requests), ` +
         `${fmt(allocations.bytesPerSecond / Math.max(1, requestsPerSecond) / 1024, 1)} KiB allocated per request. Where:`,
