@@ -121,6 +121,24 @@ describe('managed fields', () => {
     expect(byManager(taken, 'kubectl-create').fieldsV1).not.toHaveProperty(['f:metadata']);
   });
 
+  it('drops an entry that owns nothing at the next write, as it always did', () => {
+    const v1 = pod({ containers: [{ name: 'nginx', image: 'nginx:1' }] }, { app: 'web' });
+    const entries = recordUpdate(pods, undefined, v1, [], writer('kubectl-create'));
+    const sent = [
+      ...encodeManagedFields(entries),
+      {
+        manager: 'empty',
+        operation: 'Update' as const,
+        apiVersion: 'v1',
+        fieldsType: 'FieldsV1',
+        fieldsV1: {},
+      },
+    ];
+    const v2 = pod({ containers: [{ name: 'nginx', image: 'nginx:2' }] }, { app: 'web' });
+    const next = recordUpdate(pods, v1, v2, decodeManagedFields(sent), writer('kubectl-edit', T2));
+    expect(next.map((e) => e.manager).sort()).toEqual(['kubectl-create', 'kubectl-edit']);
+  });
+
   it('gives an updater the fields it changed and takes them from their owner; removed fields leave everyone', () => {
     const v1 = pod({ containers: [{ name: 'nginx', image: 'nginx:1' }] }, { app: 'web', tier: 'front' });
     let entries = recordUpdate(pods, undefined, v1, [], writer('kubectl-create'));

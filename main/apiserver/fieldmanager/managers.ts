@@ -178,9 +178,10 @@ export function encodeManagedFields(entries: ManagerEntry[]): ManagedFieldsEntry
 
 /**
  * The entry without the fields another manager changed or that left: the entry itself when it
- * had none of them, undefined when none remain.
+ * had none of them, undefined when none remain (an entry owning nothing goes too).
  */
 function without(e: ManagerEntry, changed: FieldSet, removed: FieldSet): ManagerEntry | undefined {
+  if (e.set.isEmpty()) return undefined;
   if (!e.set.intersects(changed) && !e.set.intersects(removed)) return e;
   const set = e.set.difference(changed).difference(removed);
   return set.isEmpty() ? undefined : { ...e, set, stored: undefined };
