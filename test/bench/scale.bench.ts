@@ -474,7 +474,11 @@ async function flood(clients: Client[], rate: number, ms: number) {
               out.refused++;
               if ((err.details.retryAfterSeconds ?? 0) > 0) out.refusedWithHint++;
             } else {
-              const key = err instanceof ApiError ? err.reason : (err as Error).message.slice(0, 80);
+              // The reason and the start of the message: "Unavailable" alone does not say what failed.
+              const key =
+                err instanceof ApiError
+                  ? `${err.reason} (${err.message.slice(0, 120)})`
+                  : (err as Error).message.slice(0, 120);
               out.other.set(key, (out.other.get(key) ?? 0) + 1);
             }
           },
