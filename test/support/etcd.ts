@@ -33,7 +33,27 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Port races lost in a row before a start-up gives up. */
+const BIND_ATTEMPTS = 5;
+
+/**
+ * An etcd on two ports that were free a moment before it started: a test running in parallel
+ * can take one of them first, and etcd then exits with "address already in use". It is started
+ * again on other ports.
+ */
 export async function startEtcd(): Promise<EtcdServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEtcdOnce();
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt >= BIND_ATTEMPTS) throw err;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startEtcdOnce(): Promise<EtcdServer> {
   const bin = etcdBinary();
   const dataDir = mkdtempSync(join(tmpdir(), 'kubelab-etcd-'));
   const clientPort = await freePort();
@@ -76,10 +96,17 @@ export async function startEtcd(): Promise<EtcdServer> {
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   let exited = false;
   child.on('exit', () => (exited = true));
+  // Its last words on stderr may come after 'exit'; 'close' waits for them.
+  let closed = false;
+  child.on('close', () => (closed = true));
 
   const deadline = Date.now() + 20_000;
   for (;;) {
-    if (exited) throw new Error(`etcd exited during start-up: ${stderr.slice(-2000)}`);
+    if (closed) {
+      rmSync(dataDir, { recursive: true, force: true });
+      const message = `etcd exited during start-up: ${stderr.slice(-2000)}`;
+      throw /address already in use/.test(stderr) ? new PortTaken(message) : new Error(message);
+    }
     try {
       const res = await fetch(`${endpoint}/health`);
       if (res.ok && ((await res.json()) as { health?: string }).health === 'true') break;
