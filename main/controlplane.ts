@@ -181,7 +181,7 @@ export class ControlPlane {
       api.flowControl.registerMetrics(metrics);
       new Gauge({
         name: 'kubelab_apiserver_braked_connections',
-        help: 'Connections not being read for now because their requests kept being refused (ingressbrake.ts)',
+        help: "Connections whose requests' bodies are held back for now (HTTP/2 stream window 0) because their requests kept being refused (ingressbrake.ts)",
         registers: [metrics],
         collect() {
           this.set(brake.braked);

@@ -5,13 +5,21 @@
  * read, decrypted, framed, authenticated and answered before it can be turned away, all on the
  * one event loop that also carries the agents' lease renewals. A client flooding at ten times
  * what the server can do would have it spend its time refusing. Once an HTTP/2 connection (gRPC,
- * or REST over HTTP/2) has been refused BURST times within a second, the server tells it, in its
- * HTTP/2 SETTINGS, that it may open no new streams, for as long as its retry hint says, then
- * restores its limit. The client holds its new requests itself (grpc-js and Go's HTTP/2 queue
- * them; a stream opened before the SETTINGS arrived is refused with REFUSED_STREAM, which
- * clients retry as never processed), nothing is dropped or reset, answers to what it already
- * sent still go out, and the server's time goes to everyone else. Agents' connections are never
+ * or REST over HTTP/2) has been refused BURST times within a second, the server sets the
+ * connection's initial stream window to 0 in its HTTP/2 SETTINGS, for as long as its retry hint
+ * says, then restores it. The client may still open streams, but may send no request body on
+ * them: its requests wait, unread and unanswered, in its own HTTP/2 flow control, and go on when
+ * the window comes back. Nothing is refused, dropped or reset; answers to what it already sent
+ * still go out, and the server's time goes to everyone else. Agents' connections are never
  * braked: their heartbeats share them.
+ *
+ * Why not tell the client to open no new streams (SETTINGS_MAX_CONCURRENT_STREAMS 0)? Streams it
+ * opened before the SETTINGS arrived are then refused (REFUSED_STREAM). grpc-js resends a refused
+ * call only once, and Node's HTTP/2 counts every refused stream as an invalid frame and closes
+ * the connection after 1,000 of them over its lifetime (maxSessionInvalidFrames, its
+ * rapid-reset guard): a flood kept going for a minute had its connections dropped, failing every
+ * call in flight on them. A request without a body (a REST GET) is not held; it is cheap to
+ * refuse.
  *
  * (Stopping the socket's reads does not hold: Node's HTTP/2 session restarts them after each
  * write.)
@@ -32,10 +40,10 @@ interface Braking {
   /** Set while braked: when the brake comes off. */
   until?: TimerHandle;
   /**
-   * The stream limit to restore, read before the first brake: later, the session's local
-   * settings may still say 0, if the client has not yet acknowledged the limit given back.
+   * The initial stream window to restore, read before the first brake: later, the session's
+   * local settings may still say 0, if the client has not yet acknowledged the window given back.
    */
-  readonly limit: number | undefined;
+  readonly window: number | undefined;
 }
 
 export class IngressBrake {
@@ -70,7 +78,7 @@ export class IngressBrake {
     if (!session || session.destroyed || session.closed) return;
     let s = this.state.get(session);
     if (!s) {
-      s = { windowStart: 0, refusals: 0, limit: session.localSettings.maxConcurrentStreams };
+      s = { windowStart: 0, refusals: 0, window: session.localSettings.initialWindowSize };
       this.state.set(session, s);
       session.once('close', () => this.release(session, s!, false));
     }
@@ -81,7 +89,7 @@ export class IngressBrake {
       s.refusals = 0;
     }
     if (++s.refusals < BRAKE_BURST) return;
-    session.settings({ maxConcurrentStreams: 0 });
+    session.settings({ initialWindowSize: 0 });
     this.braking++;
     const ms = Math.max(1, retryAfterSeconds) * 1000;
     const braking = s;
@@ -99,6 +107,6 @@ export class IngressBrake {
     s.refusals = 0;
     this.braking--;
     if (restore && !session.destroyed && !session.closed)
-      session.settings(s.limit === undefined ? {} : { maxConcurrentStreams: s.limit });
+      session.settings(s.window === undefined ? {} : { initialWindowSize: s.window });
   }
 }

@@ -133,7 +133,7 @@ describe('API priority and fairness', () => {
     expect(Number(rejectedLine?.split(' ').pop())).toBeGreaterThanOrEqual(refused.length + tooMany.length);
   });
 
-  it('holds back a connection that keeps flooding after refusals (no new streams for the hint), without dropping it', async () => {
+  it('holds back a connection that keeps flooding after refusals (no request bodies for the hint), without dropping it', async () => {
     t = await startWithLevels({ 'global-default': { seats: 1, queueLength: 1, queueWaitMs: 15_000 } });
     const flooder = t.client({ retry: { attempts: 1 } });
     const nodeToken = t.cp.tokens.create({ name: 'system:node:pi-1', role: 'node', nodeName: 'pi-1' }).token;
@@ -152,7 +152,7 @@ describe('API priority and fairness', () => {
       Array.from({ length: 40 }, (_, i) => flooder.create(namespace(`brake-${i}`))),
     );
     await expect.poll(braked, { interval: 20 }).toBe(1);
-    // Braked, the connection's next request is not even sent until the hint (1 s) has passed,
+    // Braked, the connection's next request is not even read until the hint (1 s) has passed,
     // while other connections are served.
     const late = flooder.create(namespace('late'));
     await node.create<Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'pi-1' } });
