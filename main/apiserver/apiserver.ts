@@ -40,13 +40,7 @@ import {
 import { rfc3339, type Clock } from '../../client/util/clock.js';
 import { clone, deepEqual } from '../../client/util/objects.js';
 import type { Logger } from '../logging.js';
-import {
-  isStorageError,
-  StorageError,
-  type KeyValue,
-  type Storage,
-  type WriteOptions,
-} from '../storage/types.js';
+import { isStorageError, StorageError, type KeyValue, type Storage } from '../storage/types.js';
 import { admitCreate, admitDelete, PROTECTED_NAMESPACES, type AdmissionContext } from './admission.js';
 import {
   cannotWrite,
@@ -95,7 +89,7 @@ import {
   resourceVersionOf,
 } from './requests.js';
 import { FlowControl } from './flowcontrol/dispatcher.js';
-import { isHeartbeat, type FlowControlConfig } from './flowcontrol/levels.js';
+import type { FlowControlConfig } from './flowcontrol/levels.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from './validation/meta.js';
 import type { CachedObject, WatchFilter, WatchSink, WatchStart } from './watchcache.js';
 
@@ -135,12 +129,6 @@ const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
 /** What a write changes: the object, its status, or (pods) its node through a binding. */
 type Subresource = '' | 'status' | 'binding';
-
-/** How the store should commit a write: an agent's heartbeat goes ahead of the writes waiting with it. */
-const URGENT: WriteOptions = { urgent: true };
-function writeOptions(id: Identity, info: KindInfo): WriteOptions | undefined {
-  return isHeartbeat(id, info.kind) ? URGENT : undefined;
-}
 
 export class ApiServer implements LocalApi {
   readonly registry: Registry;
@@ -703,7 +691,7 @@ export class ApiServer implements LocalApi {
         const key = objectKey(info, namespace, meta.name!);
         if (dryRun) return obj;
         try {
-          const kv = await this.backend(info).storage.create(key, this.encode(obj), writeOptions(id, info));
+          const kv = await this.backend(info).storage.create(key, this.encode(obj));
           return this.stored(info, key, kv);
         } catch (err) {
           if (isStorageError(err, 'KeyExists')) {
@@ -1122,7 +1110,7 @@ export class ApiServer implements LocalApi {
           const gone = await storage.delete(key, current.rv);
           return decodeStored(gone.value, gone.modRevision);
         }
-        const kv = await storage.update(key, this.encode(next), current.rv, writeOptions(id, info));
+        const kv = await storage.update(key, this.encode(next), current.rv);
         return this.stored(info, key, kv);
       } catch (err) {
         if (isStorageError(err, 'Conflict') || isStorageError(err, 'NotFound')) {

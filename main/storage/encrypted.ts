@@ -72,11 +72,11 @@ export function encryptedStorage(
       const result = await inner.list(prefix, options);
       return mayHoldCovered(prefix) ? { ...result, items: result.items.map(openKv) } : result;
     },
-    async create(key, value, options) {
-      return openKv(await inner.create(key, seal(key, value), options).catch(openError));
+    async create(key, value) {
+      return openKv(await inner.create(key, seal(key, value)).catch(openError));
     },
-    async update(key, value, expectedRevision, options) {
-      return openKv(await inner.update(key, seal(key, value), expectedRevision, options).catch(openError));
+    async update(key, value, expectedRevision) {
+      return openKv(await inner.update(key, seal(key, value), expectedRevision).catch(openError));
     },
     async delete(key, expectedRevision) {
       return openKv(await inner.delete(key, expectedRevision).catch(openError));

@@ -59,30 +59,6 @@ describe('sqlite storage', () => {
     }
   });
 
-  it('commits an urgent write (a heartbeat) ahead of a flood waiting with it, and acknowledges it in the first chunk', async () => {
-    const { dir, path } = tempDb();
-    const s = await openSqliteStorage({ path, compactIntervalMs: 0 });
-    try {
-      const lease = await s.create('/leases/pi-1', 'v1', { urgent: true });
-      const order: string[] = [];
-      const flood = Array.from({ length: 500 }, (_, i) =>
-        s.create(`/flood/${i}`, 'x').then((kv) => (order.push('flood'), kv)),
-      );
-      const renewed = s
-        .update('/leases/pi-1', 'v2', lease.modRevision, { urgent: true })
-        .then((kv) => (order.push('lease'), kv));
-      const [floodKvs, renewal] = await Promise.all([Promise.all(flood), renewed]);
-      // Sent last, committed first: the lowest revision of the batch, acknowledged before the
-      // flood's second chunk.
-      expect(renewal.modRevision).toBeLessThan(Math.min(...floodKvs.map((kv) => kv.modRevision)));
-      expect(order.indexOf('lease')).toBeLessThan(64);
-      expect((await s.get('/leases/pi-1'))?.value).toBe('v2');
-    } finally {
-      await s.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
   it('acknowledges a large batch a chunk per turn of the event loop, with watchers and the revision in step', async () => {
     const { dir, path } = tempDb();
     const s = await openSqliteStorage({ path, compactIntervalMs: 0 });

@@ -43,7 +43,6 @@ import {
   type StorageEvent,
   type WatchCallbacks,
   type WatchHandle,
-  type WriteOptions,
 } from './types.js';
 
 export interface SqliteStorageOptions {
@@ -246,8 +245,6 @@ export class SqliteStorage implements Storage {
   private revision: number;
   private compactRev: number;
   private pending: PendingWrite[] = [];
-  /** Writes to commit ahead of `pending` (WriteOptions.urgent). */
-  private urgent: PendingWrite[] = [];
   private flushScheduled = false;
   private committing: Promise<void> | undefined;
   /** Committed batches being handed out, in commit order. */
@@ -387,27 +384,22 @@ export class SqliteStorage implements Storage {
 
   // ------------------------------------------------------------------ writes (group commit)
 
-  create(key: string, value: string, options?: WriteOptions): Promise<KeyValue> {
-    return this.enqueue({ kind: 'create', key, value }, options?.urgent);
+  create(key: string, value: string): Promise<KeyValue> {
+    return this.enqueue({ kind: 'create', key, value });
   }
 
-  update(key: string, value: string, expectedRevision: number, options?: WriteOptions): Promise<KeyValue> {
-    return this.enqueue({ kind: 'update', key, value, expected: expectedRevision }, options?.urgent);
+  update(key: string, value: string, expectedRevision: number): Promise<KeyValue> {
+    return this.enqueue({ kind: 'update', key, value, expected: expectedRevision });
   }
 
   delete(key: string, expectedRevision?: number): Promise<KeyValue> {
     return this.enqueue({ kind: 'delete', key, expected: expectedRevision });
   }
 
-  /** Writes waiting for the next batch. */
-  private waiting(): number {
-    return this.urgent.length + this.pending.length;
-  }
-
-  private enqueue(op: WriteOp, urgent = false): Promise<KeyValue> {
+  private enqueue(op: WriteOp): Promise<KeyValue> {
     if (this.closed) return Promise.reject(new StorageError('Unavailable', 'the store is closed'));
     return new Promise((resolve, reject) => {
-      (urgent ? this.urgent : this.pending).push({ op, resolve, reject });
+      this.pending.push({ op, resolve, reject });
       if (!this.flushScheduled && !this.committing) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -422,12 +414,8 @@ export class SqliteStorage implements Storage {
    */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.committing || this.waiting() === 0) return;
-    // Urgent writes first: they take the batch's first revisions and are handed out (and
-    // acknowledged) in its first chunk. Writes waiting together are concurrent, so any order
-    // among them is one the clients could have seen.
-    const batch = this.urgent.splice(0, this.maxBatch);
-    if (batch.length < this.maxBatch) batch.push(...this.pending.splice(0, this.maxBatch - batch.length));
+    if (this.committing || this.pending.length === 0) return;
+    const batch = this.pending.splice(0, this.maxBatch);
     const committed = this.writer.commit(batch.map((w) => w.op));
     this.delivering = this.delivering.then(() =>
       committed.then(
@@ -448,7 +436,7 @@ export class SqliteStorage implements Storage {
     void this.committing.finally(() => {
       this.committing = undefined;
       // Writes that arrived during the commit form the next batch at once.
-      if (this.waiting()) this.flush();
+      if (this.pending.length) this.flush();
     });
   }
 
@@ -662,7 +650,7 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     // Acknowledge every write already accepted before the file is closed.
-    while (this.committing || this.waiting()) {
+    while (this.committing || this.pending.length) {
       if (!this.committing) this.flush();
       await this.committing;
     }

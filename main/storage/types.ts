@@ -52,15 +52,6 @@ export interface WatchHandle {
   cancel(): void;
 }
 
-export interface WriteOptions {
-  /**
-   * An agent's heartbeat (its Lease, its Node's status): a backend that gathers writes into
-   * batches commits it ahead of the others waiting, so that a flood of other writes does not
-   * delay it (a lease late by its duration marks the node NotReady).
-   */
-  urgent?: boolean;
-}
-
 export interface WatchCallbacks {
   /** Events in revision order, batched; never a gap, never a duplicate. */
   onEvents(events: StorageEvent[]): void;
@@ -78,12 +69,12 @@ export interface Storage {
   get(key: string): Promise<KeyValue | undefined>;
   list(prefix: string, options?: ListOptions): Promise<ListResult>;
   /** Fails with 'KeyExists' when the key exists. */
-  create(key: string, value: string, options?: WriteOptions): Promise<KeyValue>;
+  create(key: string, value: string): Promise<KeyValue>;
   /**
    * Compare-and-swap on the key's modRevision. Fails with 'Conflict' (carrying the current
    * value when there is one) or 'NotFound'.
    */
-  update(key: string, value: string, expectedRevision: number, options?: WriteOptions): Promise<KeyValue>;
+  update(key: string, value: string, expectedRevision: number): Promise<KeyValue>;
   /**
    * Deletes the key, optionally only at the expected modRevision ('Conflict' otherwise).
    * Returns the deleted value with `modRevision` set to the revision of the delete.

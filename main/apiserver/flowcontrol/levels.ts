@@ -44,17 +44,15 @@ export const DEFAULT_FLOW_CONTROL: FlowControlConfig = {
 /** Kinds whose writes by an agent are its heartbeat (a node may write only its own). */
 const HEARTBEAT_KINDS: ReadonlySet<string> = new Set(['Node', 'Lease']);
 
-/** Is this request an agent's heartbeat (the `node-high` level)? */
-export function isHeartbeat(id: Identity, kind: string | undefined): boolean {
-  return id.role === 'node' && kind !== undefined && HEARTBEAT_KINDS.has(kind);
-}
-
 /**
  * The level of a request, and its flow: whose requests share one fair queue. `kind` is what
  * the request names (undefined when it names none).
  */
 export function classify(id: Identity, kind?: string): { level: PriorityLevelName; flow: string } {
   if (id.role === 'node')
-    return { level: isHeartbeat(id, kind) ? 'node-high' : 'system', flow: `node:${id.nodeName ?? id.name}` };
+    return {
+      level: kind && HEARTBEAT_KINDS.has(kind) ? 'node-high' : 'system',
+      flow: `node:${id.nodeName ?? id.name}`,
+    };
   return { level: 'global-default', flow: `user:${id.name}` };
 }
