@@ -33,6 +33,7 @@ import type { Storage } from './storage/types.js';
 import { REGISTRY_PREFIX } from './apiserver/codec.js';
 import { encryptedStorage } from './storage/encrypted.js';
 import { IngressBrake } from './grpc/ingressbrake.js';
+import { LoopDelaySampler } from './apiserver/flowcontrol/shedding.js';
 import { loadOrCreateKeys, ValueEncryption } from './storage/encryption.js';
 
 /** Where Secrets' encryption keys live in the data folder. */
@@ -110,6 +111,8 @@ export class ControlPlane {
     private readonly revoker: NodeCredentialRevoker,
     /** The agents' tunnels: how pods/log reaches the nodes. */
     readonly tunnels: TunnelRegistry,
+    /** Feeds the event loop's delay to the priority levels that shed load (flowcontrol/shedding.ts). */
+    private readonly loopDelay: LoopDelaySampler,
   ) {}
 
   static async start(options: ControlPlaneOptions): Promise<ControlPlane> {
@@ -241,6 +244,9 @@ export class ControlPlane {
         pid: process.pid,
         startedAt: new Date(clock.now()).toISOString(),
       });
+      // The loop's delay is real time whatever clock the control plane keeps.
+      const loopDelay = new LoopDelaySampler(realClock, (p99Ms) => api!.flowControl.onLoopDelay(p99Ms));
+      loopDelay.start();
       return new ControlPlane(
         options,
         storage,
@@ -256,6 +262,7 @@ export class ControlPlane {
         memoryStorage,
         revoker,
         tunnels,
+        loopDelay,
       );
     } catch (err) {
       api?.stop();
@@ -283,6 +290,7 @@ export class ControlPlane {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.revoker.stop();
+      this.loopDelay.stop();
       this.tokens.stopWatchingFiles();
       await this.controllerManager?.stop();
       await this.metricsServer?.close();

@@ -33,14 +33,14 @@ describe('FlowControl', () => {
     // Alice queues three more, then Bob one: Bob's goes second, not fourth.
     const queued = ['a1', 'a2', 'a3'].map((n) => fc.run(alice, async () => void order.push(n)));
     const bobs = fc.run(bob, async () => void order.push('b1'));
-    expect(fc.snapshot()['global-default']).toEqual({ executing: 2, queued: 4 });
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 2, queued: 4, seats: 2 });
     running[0].end();
     await first[0];
     await flush();
     running[1].end();
     await Promise.all([...first, ...queued, bobs]);
     expect(order).toEqual(['a1', 'b1', 'a2', 'a3']);
-    expect(fc.snapshot()['global-default']).toEqual({ executing: 0, queued: 0 });
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 0, queued: 0, seats: 2 });
   });
 
   it('refuses with TooManyRequests and a retry hint when the queue is full, and counts it', async () => {
@@ -93,7 +93,7 @@ describe('FlowControl', () => {
       requests.push(more);
       runs.push(fc.run(alice, more.work));
     }
-    expect(fc.snapshot()['global-default']).toEqual({ executing: 1, queued: 8 });
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 1, queued: 8, seats: 1 });
     const refused = (await fc.run(alice, async () => 'ran').catch((e: unknown) => e)) as ApiError;
     // Eight waiting plus this one, at 2 a second: 5 s, not the 1 s a fixed hint would say.
     expect(refused.details.retryAfterSeconds).toBe(5);
@@ -164,12 +164,12 @@ describe('FlowControl', () => {
     const statuses = Array.from({ length: 6 }, () =>
       fc.run(node, async () => 'written', 'Pod').catch(() => 'refused'),
     );
-    expect(fc.snapshot().system).toEqual({ executing: 2, queued: 4 });
+    expect(fc.snapshot().system).toEqual({ executing: 2, queued: 4, seats: 2 });
     expect(await fc.run(node, async () => 'refused?', 'Event').catch(() => 'refused')).toBe('refused');
     // The lease renewal and the node status report run at once in node-high.
     expect(await fc.run(node, async () => 'renewed', 'Lease')).toBe('renewed');
     expect(await fc.run(node, async () => 'reported', 'Node')).toBe('reported');
-    expect(fc.snapshot()['node-high']).toEqual({ executing: 0, queued: 0 });
+    expect(fc.snapshot()['node-high']).toEqual({ executing: 0, queued: 0, seats: 2 });
     for (const h of running) h.end();
     expect((await Promise.all(statuses)).filter((o) => o === 'refused')).toHaveLength(2);
     await Promise.all(busy);
@@ -178,6 +178,42 @@ describe('FlowControl', () => {
   it('frees the seat of a request that failed', async () => {
     const fc = new FlowControl(CONFIG, new FakeClock());
     await expect(fc.run(alice, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    expect(fc.snapshot()['global-default']).toEqual({ executing: 0, queued: 0 });
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 0, queued: 0, seats: 2 });
+  });
+
+  it("gives up people's seats while the event loop lags, never the agents', and takes them back as it recovers", async () => {
+    const config: FlowControlConfig = {
+      ...CONFIG,
+      'node-high': { seats: 16, queueLength: 4, queueWaitMs: 10_000 },
+      'global-default': { seats: 16, queueLength: 64, queueWaitMs: 10_000, shedUnderLoad: true },
+    };
+    const fc = new FlowControl(config, new FakeClock());
+    const registry = new Registry();
+    fc.registerMetrics(registry);
+    fc.onLoopDelay(250);
+    fc.onLoopDelay(250);
+    expect(fc.snapshot()['global-default'].seats).toBe(4);
+    expect(fc.snapshot()['node-high'].seats).toBe(16);
+    expect(await registry.metrics()).toMatch(
+      /apiserver_flowcontrol_current_limit_seats\{priority_level="global-default"\} 4/,
+    );
+
+    // A flood of 10 gets 4 seats; the other 6 wait, and the agents' 16 seats are all there.
+    const flood = Array.from({ length: 10 }, () => held());
+    const runs = flood.map((h) => fc.run(alice, h.work));
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 4, queued: 6, seats: 4 });
+    const renewals = Array.from({ length: 16 }, () => held());
+    const renewing = renewals.map((h) => fc.run(node, h.work, 'Lease'));
+    expect(fc.snapshot()['node-high']).toEqual({ executing: 16, queued: 0, seats: 16 });
+
+    // The loop recovers: 2 seats back per quiet sample, handed to the waiting at once.
+    fc.onLoopDelay(60);
+    expect(fc.snapshot()['global-default'].executing).toBe(4);
+    fc.onLoopDelay(10);
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 6, queued: 4, seats: 6 });
+    for (let i = 0; i < 10; i++) fc.onLoopDelay(10);
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 10, queued: 0, seats: 16 });
+    for (const h of [...flood, ...renewals]) h.end();
+    await Promise.all([...runs, ...renewing]);
   });
 });

@@ -16,6 +16,7 @@ import {
   type PriorityLevel,
   type PriorityLevelName,
 } from './levels.js';
+import { shedSeats } from './shedding.js';
 
 /**
  * What a refused client is told to wait before it tries again: about as long as the requests
@@ -38,6 +39,8 @@ interface Waiter {
 class Level {
   executing = 0;
   queued = 0;
+  /** Seats it has now: its nominal seats, fewer while it sheds load (shedding.ts). */
+  limit: number;
   /** Waiting requests per flow, and the flows in the order they get their next turn. */
   readonly flows = new Map<string, Waiter[]>();
   readonly turns: string[] = [];
@@ -49,7 +52,9 @@ class Level {
   constructor(
     readonly name: PriorityLevelName,
     readonly config: PriorityLevel,
-  ) {}
+  ) {
+    this.limit = config.seats;
+  }
 
   enqueue(w: Waiter): void {
     const queue = this.flows.get(w.flow);
@@ -122,6 +127,12 @@ export class FlowControl {
     labelNames: ['priority_level'],
     registers: [],
   });
+  private readonly limitSeats = new Gauge({
+    name: 'apiserver_flowcontrol_current_limit_seats',
+    help: 'Seats a priority level has now: its nominal seats, fewer while the event loop lags and the level sheds load',
+    labelNames: ['priority_level'],
+    registers: [],
+  });
   private readonly rejected = new Counter({
     name: 'apiserver_flowcontrol_rejected_requests_total',
     help: 'Requests refused with TooManyRequests, by priority level and why (queue-full, time-out)',
@@ -153,6 +164,22 @@ export class FlowControl {
       this.levels.set(name, new Level(name, level));
       this.executing.set({ priority_level: name }, 0);
       this.inqueue.set({ priority_level: name }, 0);
+      this.limitSeats.set({ priority_level: name }, level.seats);
+    }
+  }
+
+  /**
+   * The event loop's delay p99 over the last sample (shedding.ts): levels that shed under load
+   * give up or take back seats. Taken-back seats go to waiting requests at once.
+   */
+  onLoopDelay(p99Ms: number): void {
+    for (const level of this.levels.values()) {
+      if (!level.config.shedUnderLoad) continue;
+      const limit = shedSeats(level.limit, level.config.seats, p99Ms);
+      if (limit === level.limit) continue;
+      level.limit = limit;
+      this.limitSeats.set({ priority_level: level.name }, limit);
+      this.admitWaiting(level);
     }
   }
 
@@ -160,6 +187,7 @@ export class FlowControl {
     const metrics = {
       apiserver_flowcontrol_current_executing_requests: this.executing,
       apiserver_flowcontrol_current_inqueue_requests: this.inqueue,
+      apiserver_flowcontrol_current_limit_seats: this.limitSeats,
       apiserver_flowcontrol_rejected_requests_total: this.rejected,
       apiserver_flowcontrol_request_wait_duration_seconds: this.waited,
       apiserver_flowcontrol_request_execution_seconds: this.executed,
@@ -182,10 +210,11 @@ export class FlowControl {
     }
   }
 
-  /** Requests running and waiting now, per level (for tests and the bench). */
-  snapshot(): Record<PriorityLevelName, { executing: number; queued: number }> {
-    const out = {} as Record<PriorityLevelName, { executing: number; queued: number }>;
-    for (const [name, l] of this.levels) out[name] = { executing: l.executing, queued: l.queued };
+  /** Requests running and waiting now, and the seats each level has, per level (for tests and the bench). */
+  snapshot(): Record<PriorityLevelName, { executing: number; queued: number; seats: number }> {
+    const out = {} as Record<PriorityLevelName, { executing: number; queued: number; seats: number }>;
+    for (const [name, l] of this.levels)
+      out[name] = { executing: l.executing, queued: l.queued, seats: l.limit };
     return out;
   }
 
@@ -193,7 +222,7 @@ export class FlowControl {
     // Label objects written out, not spread: in Node 20's V8 a spread that adds a key makes a
     // hidden class per call, which lives until the next mark-compact clears it.
     const labels = { priority_level: level.name };
-    if (level.executing < level.config.seats && level.queued === 0) {
+    if (level.executing < level.limit && level.queued === 0) {
       this.take(level);
       this.waited.observe({ priority_level: level.name, execute: 'true' }, 0);
       return Promise.resolve();
@@ -239,7 +268,12 @@ export class FlowControl {
   private release(level: Level): void {
     level.executing--;
     level.finished(this.clock.now());
-    while (level.executing < level.config.seats) {
+    this.admitWaiting(level);
+  }
+
+  /** Gives the level's free seats to its waiting requests, flows in turn. */
+  private admitWaiting(level: Level): void {
+    while (level.executing < level.limit) {
       const w = level.next();
       if (!w) break;
       this.take(level);

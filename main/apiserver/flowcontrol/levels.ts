@@ -24,6 +24,8 @@ export interface PriorityLevel {
   queueLength: number;
   /** How long a request waits for a seat before it is refused. */
   queueWaitMs: number;
+  /** Gives up seats while the event loop lags (shedding.ts): for the lowest level, people's. */
+  shedUnderLoad?: boolean;
 }
 
 export type FlowControlConfig = Record<PriorityLevelName, PriorityLevel>;
@@ -38,7 +40,7 @@ export const DEFAULT_FLOW_CONTROL: FlowControlConfig = {
   // As many seats as node-high: with 64, a fleet starting its pods was held to a few hundred
   // status writes a second by the store's latency, not by the server's capacity.
   system: { seats: 256, queueLength: 4096, queueWaitMs: 15_000 },
-  'global-default': { seats: 64, queueLength: 1024, queueWaitMs: 15_000 },
+  'global-default': { seats: 64, queueLength: 1024, queueWaitMs: 15_000, shedUnderLoad: true },
 };
 
 /** Kinds whose writes by an agent are its heartbeat (a node may write only its own). */
