@@ -207,7 +207,7 @@ describe('FlowControl', () => {
     expect(fc.snapshot()['node-high']).toEqual({ executing: 16, queued: 0, seats: 16 });
 
     // The loop recovers: 2 seats back per quiet sample, handed to the waiting at once.
-    fc.onLoopDelay(60);
+    fc.onLoopDelay(40);
     expect(fc.snapshot()['global-default'].executing).toBe(4);
     fc.onLoopDelay(10);
     expect(fc.snapshot()['global-default']).toEqual({ executing: 6, queued: 4, seats: 6 });

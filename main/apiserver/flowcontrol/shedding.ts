@@ -11,10 +11,10 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Clock, TimerHandle } from '../../../client/util/clock.js';
 
-/** Lag (p99 over a sample) above which shedding levels halve their seats. */
-export const SHED_ABOVE_MS = 100;
+/** Lag (p99 over a sample) above which shedding levels halve their seats: the loop delay p99 the server aims to stay under. */
+export const SHED_ABOVE_MS = 50;
 /** Lag below which they take back an eighth of their nominal seats per sample. */
-export const RECOVER_BELOW_MS = 40;
+export const RECOVER_BELOW_MS = 25;
 /** How often the loop's delay is sampled and the seats adjusted. */
 export const SAMPLE_MS = 500;
 
