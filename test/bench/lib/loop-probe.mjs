@@ -7,7 +7,7 @@
  * samples) into window-<mark>.cpuprofile there, written when the next window starts.
  * Plain JavaScript so that it loads before tsx does.
  */
-import { renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, PerformanceObserver, constants } from 'node:perf_hooks';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -31,6 +31,8 @@ if (path) {
   const profileWindow = () => {
     if (!profileDir) return;
     if (!profiler) {
+      // A folder that does not exist yet would lose every profile silently at the first write.
+      mkdirSync(profileDir, { recursive: true });
       profiler = new Session();
       profiler.connect();
       profiler.post('Profiler.enable');
