@@ -43,7 +43,7 @@ interface Braking {
    * The initial stream window to restore, read before the first brake: later, the session's
    * local settings may still say 0, if the client has not yet acknowledged the window given back.
    */
-  readonly window: number | undefined;
+  readonly streamWindow: number | undefined;
 }
 
 export class IngressBrake {
@@ -78,7 +78,7 @@ export class IngressBrake {
     if (!session || session.destroyed || session.closed) return;
     let s = this.state.get(session);
     if (!s) {
-      s = { windowStart: 0, refusals: 0, window: session.localSettings.initialWindowSize };
+      s = { windowStart: 0, refusals: 0, streamWindow: session.localSettings.initialWindowSize };
       this.state.set(session, s);
       session.once('close', () => this.release(session, s!, false));
     }
@@ -107,6 +107,6 @@ export class IngressBrake {
     s.refusals = 0;
     this.braking--;
     if (restore && !session.destroyed && !session.closed)
-      session.settings(s.window === undefined ? {} : { initialWindowSize: s.window });
+      session.settings(s.streamWindow === undefined ? {} : { initialWindowSize: s.streamWindow });
   }
 }
