@@ -245,7 +245,8 @@ export class ControlPlane {
         startedAt: new Date(clock.now()).toISOString(),
       });
       // The loop's delay is real time whatever clock the control plane keeps.
-      const loopDelay = new LoopDelaySampler(realClock, (p99Ms) => api!.flowControl.onLoopDelay(p99Ms));
+      const { flowControl } = api;
+      const loopDelay = new LoopDelaySampler(realClock, (p99Ms) => flowControl.onLoopDelay(p99Ms));
       loopDelay.start();
       return new ControlPlane(
         options,

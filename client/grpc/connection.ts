@@ -121,9 +121,29 @@ function connectionError(details: string, server: string): ConnectionError {
   );
 }
 
-/** grpc-js's words for a stream the server reset with REFUSED_STREAM, and with ENHANCE_YOUR_CALM. */
-const REFUSED_STREAM_DETAILS = 'Stream refused by server';
-const ENHANCE_YOUR_CALM_DETAILS = 'Bandwidth exhausted or memory limit exceeded';
+/**
+ * grpc-js's words for a stream HTTP/2 reset before the server's code saw it, by status: what the
+ * reset was and what to do.
+ */
+const REFUSED_BY_HTTP2: ReadonlyArray<{
+  code: grpc.status;
+  details: string;
+  what: string;
+  advice: string;
+}> = [
+  {
+    code: grpc.status.UNAVAILABLE,
+    details: 'Stream refused by server',
+    what: 'HTTP/2 REFUSED_STREAM: no room for another stream on this connection',
+    advice: 'send it again',
+  },
+  {
+    code: grpc.status.RESOURCE_EXHAUSTED,
+    details: 'Bandwidth exhausted or memory limit exceeded',
+    what: 'HTTP/2 ENHANCE_YOUR_CALM: too many streams at once on this connection',
+    advice: 'send it again more slowly',
+  },
+];
 
 export function toApiErrorFromGrpc(err: grpc.ServiceError, server: string): ApiError {
   const raw = err.metadata?.get(STATUS_METADATA_KEY)?.[0];
@@ -141,17 +161,13 @@ export function toApiErrorFromGrpc(err: grpc.ServiceError, server: string): ApiE
   }
   // HTTP/2 turned the call away before the server's code saw it (RFC 9113 §8.7): nothing of it
   // was done, so it may be sent again, whatever it was — as a 429 without a hint.
-  if (err.code === grpc.status.UNAVAILABLE && err.details === REFUSED_STREAM_DETAILS)
+  const refused = REFUSED_BY_HTTP2.find((r) => r.code === err.code && r.details === err.details);
+  if (refused)
     return new ApiError(
       'TooManyRequests',
-      `${server} refused the call before processing it (HTTP/2 REFUSED_STREAM: no room for another stream on this connection); nothing was done, send it again`,
+      `${server} refused the call before processing it (${refused.what}); nothing was done, ${refused.advice}`,
     );
   if (err.code === grpc.status.UNAVAILABLE) return connectionError(err.details ?? '', server);
-  if (err.code === grpc.status.RESOURCE_EXHAUSTED && err.details === ENHANCE_YOUR_CALM_DETAILS)
-    return new ApiError(
-      'TooManyRequests',
-      `${server} refused the call before processing it (HTTP/2 ENHANCE_YOUR_CALM: too many streams at once on this connection); nothing was done, send it again more slowly`,
-    );
   if (err.code === grpc.status.RESOURCE_EXHAUSTED)
     return new ApiError('RequestEntityTooLarge', `the request or response is too large: ${err.details}`);
   if (err.code === grpc.status.CANCELLED)
