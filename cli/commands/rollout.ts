@@ -6,9 +6,9 @@
  * spec.paused. What differs by kind is in cli/rollout/.
  */
 import type { Command } from 'commander';
-import { isConflict } from '../../client/api/errors.js';
 import type { KubeObject } from '../../client/api/types.js';
 import { rfc3339 } from '../../client/util/clock.js';
+import { retryOnConflict } from '../../client/util/retryonconflict.js';
 import { verb } from '../command.js';
 import { writePodTemplate } from '../describe/daemonset.js';
 import { DescribeWriter } from '../describe/writer.js';
@@ -107,7 +107,8 @@ async function history(session: Session, opts: { revision?: number }, args: stri
 
 async function undo(session: Session, opts: { toRevision: number }, args: string[]): Promise<void> {
   const io = session.io;
-  for (let attempt = 0; ; attempt++) {
+  // The controller may write status between the read and the rollback: read again and decide again.
+  await retryOnConflict(4, async () => {
     const { rollout, name, obj } = await getTarget(session, args);
     const refusal = rollout.refuseRollback?.(obj);
     if (refusal) throw new CliError(refusal);
@@ -133,14 +134,9 @@ async function undo(session: Session, opts: { toRevision: number }, args: string
       );
       return;
     }
-    try {
-      await rollout.rollback(session.client(), obj, chosen);
-      io.out(`${rollout.resource}/${name} rolled back\n`);
-      return;
-    } catch (err) {
-      if (!isConflict(err) || attempt >= 3) throw err;
-    }
-  }
+    await rollout.rollback(session.client(), obj, chosen);
+    io.out(`${rollout.resource}/${name} rolled back\n`);
+  });
 }
 
 /** kubectl rollout pause/resume: sets spec.paused, refusing a change that changes nothing. */

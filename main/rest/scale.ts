@@ -4,12 +4,13 @@
  * spec.replicas, or a PUT of the Scale when it has a precondition). Writes go to the object's
  * spec.replicas, pinned to the version the Scale was computed from.
  */
-import { ApiError, invalid, isConflict } from '../../client/api/errors.js';
+import { ApiError, invalid } from '../../client/api/errors.js';
 import { invalid as invalidField } from '../../client/api/validation.js';
 import type { KindInfo } from '../../client/api/kinds.js';
 import type { Identity } from '../../client/api/local.js';
 import { labelSelectorFromObject } from '../../client/api/selectors.js';
 import type { Deployment, KubeObject, ReplicaSet } from '../../client/api/types.js';
+import { retryOnConflict } from '../../client/util/retryonconflict.js';
 import type { ApiServer } from '../apiserver/apiserver.js';
 import { applyPatch, readPatch } from '../apiserver/patch.js';
 import { readBody } from './body.js';
@@ -121,17 +122,15 @@ export async function serveScale(r: ScaleRequest): Promise<void> {
           'UnsupportedMediaType',
           'patch the scale subresource with a JSON merge patch, e.g. {"spec":{"replicas":3}}',
         );
-      const document = readPatch(r.patchType, await readBody(r.req));
-      // A conflict means the object moved between the read and the write: compute again once.
-      for (let attempt = 0; ; attempt++) {
+      const patchType = r.patchType;
+      const document = readPatch(patchType, await readBody(r.req));
+      // A conflict means the object moved between the read and the write: compute again.
+      const scaled = await retryOnConflict(3, async () => {
         const current = await read();
-        const patched = applyPatch(r.patchType, scaleOf(current), document, 'Scale');
-        try {
-          return send(r.res, 200, JSON.stringify(await write(current, replicasOf(patched, name))));
-        } catch (err) {
-          if (!isConflict(err) || attempt >= 2) throw err;
-        }
-      }
+        const patched = applyPatch(patchType, scaleOf(current), document, 'Scale');
+        return write(current, replicasOf(patched, name));
+      });
+      return send(r.res, 200, JSON.stringify(scaled));
     }
     default:
       throw new ApiError('NotImplemented', `${info.resource}/scale takes GET, PUT and PATCH only`);

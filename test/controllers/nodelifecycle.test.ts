@@ -14,12 +14,12 @@ import type {
   Taint,
   Toleration,
 } from '../../client/api/types.js';
-import { isConflict } from '../../client/api/errors.js';
 import { NODE_LEASE_NAMESPACE } from '../../client/api/wellknown.js';
 import { SharedInformerFactory } from '../../client/cache/factory.js';
 import type { Client } from '../../client/client.js';
 import { EventRecorder } from '../../client/events/recorder.js';
 import { FakeClock, rfc3339, rfc3339Micro } from '../../client/util/clock.js';
+import { retryOnConflict } from '../../client/util/retryonconflict.js';
 import {
   DEFAULT_NODE_LIFECYCLE,
   type NodeLifecycleConfig,
@@ -134,19 +134,9 @@ async function renewLease(name: string): Promise<void> {
   await c.update<Lease>({ ...lease, spec: { ...lease.spec, renewTime: rfc3339Micro(clock.now()) } });
 }
 
-async function retryOnConflict(fn: () => Promise<void>): Promise<void> {
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!isConflict(err)) throw err;
-    }
-  }
-}
-
 /** Posts status as the agent would: every listed condition with a fresh heartbeat. */
 async function postStatus(name: string, statuses: Record<string, string>): Promise<void> {
-  await retryOnConflict(async () => {
+  await retryOnConflict(10, async () => {
     const node = await c.get('Node', name);
     const existing = node.status?.conditions ?? [];
     const types = new Set([...existing.map((x) => x.type!), ...Object.keys(statuses)]);
@@ -635,7 +625,7 @@ describe('node lifecycle: NoSchedule taints from conditions', () => {
       'node.kubernetes.io/network-unavailable',
       'node.kubernetes.io/pid-pressure',
     ]);
-    await retryOnConflict(async () => {
+    await retryOnConflict(10, async () => {
       const n = await node('lab-1');
       await c.update<Node>({
         ...n,

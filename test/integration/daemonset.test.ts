@@ -14,6 +14,7 @@ import { quietLogger } from '../../agent/logger.js';
 import { isPodReady } from '../../client/api/pods.js';
 import type { DaemonSet, Pod, Taint } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
+import { retryOnConflict } from '../../client/util/retryonconflict.js';
 import { createJoinToken } from '../support/agentproc.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/controlplane.js';
 import { eventually } from '../support/wait.js';
@@ -178,19 +179,22 @@ it('follows node labels: a labelled node gets a pod, an unlabelled one loses it'
 
 it('rolls a template change out within maxUnavailable, then deleting the DaemonSet removes its pods', async () => {
   const nodes = [...nodeNames('ds', 4), 'late-0'];
-  const before = await admin.get('DaemonSet', 'exporter', { namespace: 'default' });
   const oldHash = [...(await podsByNode('exporter')).values()][0][0].metadata?.labels?.[
     'controller-revision-hash'
   ];
-  await admin.update<DaemonSet>({
-    ...before,
-    spec: {
-      ...before.spec,
-      template: {
-        ...before.spec!.template,
-        spec: { containers: [{ name: 'agent', image: 'exporter:2' }] },
+  // The controller writes the DaemonSet's status meanwhile: a user's update that loses the race is sent again.
+  await retryOnConflict(5, async () => {
+    const before = await admin.get('DaemonSet', 'exporter', { namespace: 'default' });
+    await admin.update<DaemonSet>({
+      ...before,
+      spec: {
+        ...before.spec,
+        template: {
+          ...before.spec!.template,
+          spec: { containers: [{ name: 'agent', image: 'exporter:2' }] },
+        },
       },
-    },
+    });
   });
   let worst = 0;
   await eventually(
@@ -222,8 +226,13 @@ it('rolls a template change out within maxUnavailable, then deleting the DaemonS
 
   // Roll back: apply the old revision's template. No new revision; the old one becomes the newest.
   const oldRevision = revisions.find((r) => r.metadata?.name === `exporter-${oldHash}`)!;
-  const current = await admin.get('DaemonSet', 'exporter', { namespace: 'default' });
-  await admin.update<DaemonSet>({ ...current, spec: { ...current.spec, template: templateOf(oldRevision) } });
+  await retryOnConflict(5, async () => {
+    const current = await admin.get('DaemonSet', 'exporter', { namespace: 'default' });
+    await admin.update<DaemonSet>({
+      ...current,
+      spec: { ...current.spec, template: templateOf(oldRevision) },
+    });
+  });
   await eventually(
     async () => {
       const byNode = await podsByNode('exporter');
