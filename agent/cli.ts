@@ -122,6 +122,10 @@ export function configFromFlags(flags: AgentFlags, nodeName: string): AgentConfi
   return config;
 }
 
+/** The agent's client: its writes and gets on one Calls stream (its heartbeats every 10 s). */
+const agentClient = (creds: StoredCredentials): Client =>
+  failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem, callStream: true });
+
 /**
  * A client with this node's credential. A stored credential is checked once: if the control
  * plane refuses it (the Node was deleted), join again with --token if there is one.
@@ -131,7 +135,7 @@ async function connect(
 ): Promise<{ client: Client; creds: StoredCredentials }> {
   const { path, joinToken: token } = join;
   let creds = await obtainCredentials(join);
-  let client = failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem });
+  let client = agentClient(creds);
   try {
     await client.get('Namespace', 'default');
   } catch (err) {
@@ -143,7 +147,7 @@ async function connect(
       );
     }
     creds = await obtainCredentials({ ...join, rejoin: true });
-    client = failoverClient(creds.servers, { token: creds.token, caPem: creds.caPem });
+    client = agentClient(creds);
   }
   return { client, creds };
 }

@@ -92,6 +92,7 @@ export class HollowFleet {
         token: creds.token,
         caPem: creds.caPem,
         shareConnection: true,
+        callStream: true,
         channelOptions: { 'kubelab.hollow_connection': Math.floor(i / NODES_PER_CONNECTION) },
       };
       const client = failoverClient(creds.servers, connection);

@@ -6,6 +6,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { ApiError, type ErrorDetails, type Reason } from '../api/errors.js';
+import type { CallRequest, CallResult } from '../../proto/gen/kubelab/v1/api.js';
+import { CallStream, STREAMABLE_METHODS } from './callstream.js';
 import { decodeWithWireReader } from './wirereader.js';
 
 export const STATUS_METADATA_KEY = 'kubelab-status-bin';
@@ -29,6 +31,11 @@ export interface ConnectionOptions {
    * Otherwise each client dials its own, so a reconnect really dials again.
    */
   shareConnection?: boolean;
+  /**
+   * Send the Resources service's writes and gets as messages on one long-lived Calls stream
+   * (callstream.ts) instead of a call each: for a client that calls all the time, an agent.
+   */
+  callStream?: boolean;
   channelOptions?: grpc.ChannelOptions;
 }
 
@@ -203,8 +210,16 @@ type UnaryMethod = (
   cb: (e: grpc.ServiceError | null, v: unknown) => void,
 ) => void;
 
+interface MethodCodec {
+  path: string;
+  requestSerialize(value: unknown): Buffer;
+  responseDeserialize(bytes: Buffer): unknown;
+}
+
 export class Connection {
   private current: grpc.Client;
+  private readonly calls?: CallStream;
+  private streamable = new Set<string>();
   private readonly dial: () => grpc.Client;
   readonly timeoutMs: number;
 
@@ -253,10 +268,40 @@ export class Connection {
       // through SNI is deprecated in Node, so name the certificate's DNS entry instead.
       if (isIp(host)) channelOptions['grpc.ssl_target_name_override'] = 'localhost';
     }
-    const Client = grpc.makeGenericClientConstructor(decodeWithWireReader(service, 'response'), serviceName);
+    const definition = decodeWithWireReader(service, 'response') as unknown as Record<string, MethodCodec>;
+    const Client = grpc.makeGenericClientConstructor(
+      definition as unknown as grpc.ServiceDefinition,
+      serviceName,
+    );
     this.dial = () => new Client(target, credentials, channelOptions);
     this.current = this.dial();
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    if (options.callStream && definition.calls) this.calls = this.callStream(definition);
+  }
+
+  private callStream(definition: Record<string, MethodCodec>): CallStream {
+    const rpcName = (key: string) => definition[key]?.path.slice(definition[key].path.lastIndexOf('/') + 1);
+    this.streamable = new Set(Object.keys(definition).filter((k) => STREAMABLE_METHODS.includes(rpcName(k))));
+    return new CallStream({
+      open: () =>
+        (
+          this.current as unknown as {
+            calls(md: grpc.Metadata): grpc.ClientDuplexStream<CallRequest, CallResult>;
+          }
+        ).calls(this.metadata()),
+      unary: (method, request) => this.unaryCall(method, request),
+      method: (key) => ({
+        name: rpcName(key),
+        encode: (request) => definition[key].requestSerialize(request),
+        decode: (bytes) => definition[key].responseDeserialize(bytes),
+      }),
+      toError: (code, details, status) => {
+        const metadata = new grpc.Metadata();
+        if (status) metadata.set(STATUS_METADATA_KEY, status);
+        return toApiErrorFromGrpc({ code, details, metadata } as grpc.ServiceError, this.options.server);
+      },
+      timeoutMs: this.timeoutMs,
+    });
   }
 
   get client(): grpc.Client {
@@ -271,6 +316,11 @@ export class Connection {
   }
 
   unary<Req, Res>(method: string, req: Req): Promise<Res> {
+    if (this.calls && this.streamable.has(method)) return this.calls.call<Res>(method, req);
+    return this.unaryCall(method, req);
+  }
+
+  private unaryCall<Req, Res>(method: string, req: Req): Promise<Res> {
     return new Promise((resolve, reject) => {
       const call = (this.current as unknown as Record<string, UnaryMethod>)[method];
       call.call(
@@ -287,10 +337,12 @@ export class Connection {
   reconnect(): void {
     const old = this.current;
     this.current = this.dial();
+    this.calls?.close();
     old.close();
   }
 
   close(): void {
+    this.calls?.close();
     this.current.close();
   }
 }

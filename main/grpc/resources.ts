@@ -24,9 +24,17 @@ import type { WatchSink } from '../apiserver/watchcache.js';
 import type { TokenStore } from './tokens.js';
 import { identityOf, rejectMalformed, unaryHandlers } from './handlers.js';
 import type { IngressBrake } from './ingressbrake.js';
+import { callsHandler } from './calls.js';
 import { logsHandler } from './logs.js';
 import { revokedError } from './revocations.js';
-import { encodedObject, encodeList, encodeWatchBatch, encodeWatchEvent, toServiceError } from './wire.js';
+import {
+  encodedObject,
+  encodeList,
+  encodeWatchBatch,
+  encodeWatchEvent,
+  serverDefinition,
+  toServiceError,
+} from './wire.js';
 import { writeRequestOf, type WriteEnvelope } from './writeenvelope.js';
 
 /**
@@ -51,6 +59,7 @@ export function resourcesHandlers(
   logger: Logger,
   watchBufferBytes = DEFAULT_WATCH_BUFFER_BYTES,
   brake?: IngressBrake,
+  closing?: AbortSignal,
 ): grpc.UntypedServiceImplementation {
   const unary = unaryHandlers(tokens, logger, api.flowControl, brake).authenticated;
 
@@ -143,7 +152,7 @@ export function resourcesHandlers(
     })().catch((err) => fail(toApiError(err, logger)));
   };
 
-  return {
+  const handlers = {
     get: unary<GetRequest, Buffer>(async (id, req) => objectOut(await api.get(id, req))),
     list: unary<ListRequest, Buffer>(async (id, req) => encodeList(await api.listCached(id, req))),
     watch,
@@ -163,5 +172,9 @@ export function resourcesHandlers(
       const res = await api.delete(id, req);
       return { object: toApiObject(kindOf(res.object.kind), res.object), deleted: res.deleted };
     }),
+  };
+  return {
+    ...handlers,
+    calls: callsHandler({ handlers, definition: serverDefinition(), tokens, logger, closing }),
   } as unknown as grpc.UntypedServiceImplementation;
 }

@@ -136,9 +136,18 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     // nothing here; kubelab serves no channelz service.
     'grpc.enable_channelz': 0,
   });
+  // Long-lived streams that would hold a graceful shutdown open end when it begins.
+  const closing = new AbortController();
   server.addService(
     serverDefinition(),
-    resourcesHandlers(options.api, options.tokens, options.logger, options.watchBufferBytes, options.brake),
+    resourcesHandlers(
+      options.api,
+      options.tokens,
+      options.logger,
+      options.watchBufferBytes,
+      options.brake,
+      closing.signal,
+    ),
   );
   server.addService(
     safeService(BootstrapService),
@@ -191,6 +200,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       health.setStatus(SERVICE_NAME, 'NOT_SERVING');
       guard.close();
       options.rest?.close();
+      closing.abort();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();

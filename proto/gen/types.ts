@@ -16,6 +16,8 @@ export type {
   BindRequest,
   LogsRequest,
   LogChunk,
+  CallRequest,
+  CallResult,
   ResourcesServer,
   ResourcesClient,
 } from './kubelab/v1/api.js';

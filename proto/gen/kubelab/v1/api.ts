@@ -10,9 +10,11 @@ import {
   type CallOptions,
   type ChannelCredentials,
   Client,
+  type ClientDuplexStream,
   type ClientOptions,
   type ClientReadableStream,
   type ClientUnaryCall,
+  type handleBidiStreamingCall,
   type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
@@ -335,6 +337,46 @@ export interface LogsRequest {
 /** A piece of a log, in order; not necessarily whole lines. */
 export interface LogChunk {
   data?: Buffer | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** One unary call of the Resources service sent on a Calls stream. */
+export interface CallRequest {
+  /** Chosen by the client, unique among its calls in flight on the stream; its result carries it. */
+  id?:
+    | number
+    | undefined;
+  /**
+   * The method, named as in the service: Get, List, Create, Update, UpdateStatus, Patch,
+   * Delete or Bind.
+   */
+  method?:
+    | string
+    | undefined;
+  /** The method's request message, encoded. */
+  request?: Buffer | undefined;
+  _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
+}
+
+/** The outcome of one CallRequest. Results come in the order the calls finish. */
+export interface CallResult {
+  id?:
+    | number
+    | undefined;
+  /** The method's response message, encoded (when code is 0). */
+  response?:
+    | Buffer
+    | undefined;
+  /** The gRPC status code the unary call would have ended with; 0 is OK. */
+  code?:
+    | number
+    | undefined;
+  /** Its status message. */
+  message?:
+    | string
+    | undefined;
+  /** The kubelab-status-bin trailer the unary call would have carried (a JSON Status). */
+  status?: Buffer | undefined;
   _unknownFields?: { [key: number]: Uint8Array[] } | undefined;
 }
 
@@ -2180,6 +2222,204 @@ export const LogChunk: MessageFns<LogChunk> = {
   },
 };
 
+function createBaseCallRequest(): CallRequest {
+  return {};
+}
+
+export const CallRequest: MessageFns<CallRequest> = {
+  encode(message: CallRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== undefined && message.id !== 0) {
+      writer.uint32(8).uint64(message.id);
+    }
+    if (message.method !== undefined && message.method !== "") {
+      writer.uint32(18).string(message.method);
+    }
+    if (message.request !== undefined && message.request.length !== 0) {
+      writer.uint32(26).bytes(message.request);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.method = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.request = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseCallResult(): CallResult {
+  return {};
+}
+
+export const CallResult: MessageFns<CallResult> = {
+  encode(message: CallResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== undefined && message.id !== 0) {
+      writer.uint32(8).uint64(message.id);
+    }
+    if (message.response !== undefined && message.response.length !== 0) {
+      writer.uint32(18).bytes(message.response);
+    }
+    if (message.code !== undefined && message.code !== 0) {
+      writer.uint32(24).int32(message.code);
+    }
+    if (message.message !== undefined && message.message !== "") {
+      writer.uint32(34).string(message.message);
+    }
+    if (message.status !== undefined && message.status.length !== 0) {
+      writer.uint32(42).bytes(message.status);
+    }
+    if (message._unknownFields !== undefined) {
+      for (const [key, values] of globalThis.Object.entries(message._unknownFields)) {
+        const tag = parseInt(key, 10);
+        for (const value of values) {
+          writer.uint32(tag).raw(value);
+        }
+      }
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.response = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.code = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        const buf = reader.skip(tag & 7);
+
+        if (message._unknownFields === undefined) {
+          message._unknownFields = {};
+        }
+
+        const list = message._unknownFields[tag];
+
+        if (list === undefined) {
+          message._unknownFields[tag] = [buf];
+        } else {
+          list.push(buf);
+        }
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
 export type ResourcesService = typeof ResourcesService;
 export const ResourcesService = {
   get: {
@@ -2283,6 +2523,23 @@ export const ResourcesService = {
     responseSerialize: (value: LogChunk): Buffer => Buffer.from(LogChunk.encode(value).finish()),
     responseDeserialize: (value: Buffer): LogChunk => LogChunk.decode(value),
   },
+  /**
+   * The unary methods above, as messages on one long-lived stream, answered as each finishes.
+   * For a client that calls often — an agent renews its Lease and sends NodeMetrics every 10 s —
+   * it spares the server a new HTTP/2 stream, header set and call per request. Each call is
+   * authenticated with the stream's token and takes a seat of its caller's priority level, as
+   * the unary call would; revoking the token ends the stream. At most 64 calls in flight per
+   * stream: one more is answered RESOURCE_EXHAUSTED (TooManyRequests), not run.
+   */
+  calls: {
+    path: "/kubelab.v1.Resources/Calls" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: CallRequest): Buffer => Buffer.from(CallRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CallRequest => CallRequest.decode(value),
+    responseSerialize: (value: CallResult): Buffer => Buffer.from(CallResult.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CallResult => CallResult.decode(value),
+  },
 } as const;
 
 export interface ResourcesServer extends UntypedServiceImplementation {
@@ -2307,6 +2564,15 @@ export interface ResourcesServer extends UntypedServiceImplementation {
    * RESOURCE_EXHAUSTED instead of the server buffering without end.
    */
   logs: handleServerStreamingCall<LogsRequest, LogChunk>;
+  /**
+   * The unary methods above, as messages on one long-lived stream, answered as each finishes.
+   * For a client that calls often — an agent renews its Lease and sends NodeMetrics every 10 s —
+   * it spares the server a new HTTP/2 stream, header set and call per request. Each call is
+   * authenticated with the stream's token and takes a seat of its caller's priority level, as
+   * the unary call would; revoking the token ends the stream. At most 64 calls in flight per
+   * stream: one more is answered RESOURCE_EXHAUSTED (TooManyRequests), not run.
+   */
+  calls: handleBidiStreamingCall<CallRequest, CallResult>;
 }
 
 export interface ResourcesClient extends Client {
@@ -2427,6 +2693,17 @@ export interface ResourcesClient extends Client {
    */
   logs(request: LogsRequest, options?: Partial<CallOptions>): ClientReadableStream<LogChunk>;
   logs(request: LogsRequest, metadata?: Metadata, options?: Partial<CallOptions>): ClientReadableStream<LogChunk>;
+  /**
+   * The unary methods above, as messages on one long-lived stream, answered as each finishes.
+   * For a client that calls often — an agent renews its Lease and sends NodeMetrics every 10 s —
+   * it spares the server a new HTTP/2 stream, header set and call per request. Each call is
+   * authenticated with the stream's token and takes a seat of its caller's priority level, as
+   * the unary call would; revoking the token ends the stream. At most 64 calls in flight per
+   * stream: one more is answered RESOURCE_EXHAUSTED (TooManyRequests), not run.
+   */
+  calls(): ClientDuplexStream<CallRequest, CallResult>;
+  calls(options: Partial<CallOptions>): ClientDuplexStream<CallRequest, CallResult>;
+  calls(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<CallRequest, CallResult>;
 }
 
 export const ResourcesClient = makeGenericClientConstructor(ResourcesService, "kubelab.v1.Resources") as unknown as {
