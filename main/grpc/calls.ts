@@ -12,7 +12,7 @@
  * same errors. Its outcome goes back as a CallResult. Revoking the token ends the stream; a
  * bad call is answered, not allowed to end the stream.
  */
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import { ApiError } from '../../client/api/errors.js';
 import type { Identity } from '../../client/api/local.js';
 import { MAX_CALLS_IN_FLIGHT, STREAMABLE_METHODS } from '../../client/grpc/callstream.js';
@@ -66,7 +66,7 @@ function failure(id: number, err: Partial<grpc.ServiceError>): CallResult {
   const status = err.metadata?.get(STATUS_METADATA_KEY)?.[0];
   return {
     id,
-    code: err.code ?? 13,
+    code: err.code ?? grpc.status.INTERNAL,
     message: err.details ?? '',
     ...(Buffer.isBuffer(status) ? { status } : {}),
   };
