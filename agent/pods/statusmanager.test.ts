@@ -202,3 +202,56 @@ describe('status writes', () => {
     statuses.stop();
   });
 });
+
+describe('the resync', () => {
+  const running: Pod = {
+    ...deleted,
+    metadata: { name: 'web', namespace: 'default', uid: 'u1' },
+    status: { phase: 'Pending' },
+  };
+  const wanted: PodStatus = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+  /** A manager that reads the API's current copy as its cache and resyncs every 5 s. */
+  const resyncing = () => {
+    const api = new FakeApi(running);
+    const clock = new FakeClock();
+    const statuses = new PodStatusManager({
+      client: api.client(),
+      clock,
+      logger: quietLogger(),
+      cached: () => api.pod,
+      resyncMs: 5_000,
+    });
+    return { api, clock, statuses };
+  };
+
+  it('writes nothing for a status the API already shows, however often it is published', async () => {
+    const { api, clock, statuses } = resyncing();
+    statuses.set(running, wanted);
+    await flush(statuses);
+    expect(api.calls).toEqual(['updateStatus']);
+    for (let i = 0; i < 3; i++) {
+      statuses.set(running, structuredClone(wanted));
+      clock.advance(5_000);
+      await flush(statuses);
+    }
+    expect(api.calls).toEqual(['updateStatus']);
+    statuses.stop();
+  });
+
+  it('writes the status again when someone else changed it in the API', async () => {
+    const { api, clock, statuses } = resyncing();
+    statuses.set(running, wanted);
+    await flush(statuses);
+    clock.advance(5_000);
+    await flush(statuses);
+    expect(statuses.inSync('u1')).toBe(true);
+    // Another writer sets the phase back: the cache now holds a new object.
+    api.pod = { ...api.pod!, status: { phase: 'Pending' } };
+    expect(statuses.inSync('u1')).toBe(false);
+    clock.advance(5_000);
+    await flush(statuses);
+    expect(api.pod?.status).toEqual(wanted);
+    expect(api.calls).toEqual(['updateStatus', 'updateStatus']);
+    statuses.stop();
+  });
+});

@@ -33,6 +33,13 @@ interface Wanted {
   status?: PodStatus;
   /** Deleted, and nothing of it runs any more: after its status, delete it (grace 0) until gone. */
   finished?: boolean;
+  /**
+   * The cached pod last found to show `status`. Cached objects are frozen and replaced on every
+   * change, so while the cache hands back this same object the answer stands: the resync need
+   * not merge and compare every pod's status again (at 10 pods a node, that comparison was the
+   * largest part of a hollow node's CPU).
+   */
+  shownBy?: Pod;
 }
 
 export interface FinalDeleteBackoff {
@@ -72,13 +79,18 @@ export class PodStatusManager {
 
   set(pod: Pod, status: PodStatus): void {
     const uid = pod.metadata!.uid!;
-    const finished = this.wanted.get(uid)?.finished;
+    const before = this.wanted.get(uid);
+    // The same status again (a worker publishes on every wake): nothing new to write.
+    if (before?.status && !before.finished && deepEqual(before.status, status)) {
+      if (!this.inSync(uid)) this.kick(uid);
+      return;
+    }
     this.wanted.set(uid, {
       namespace: pod.metadata!.namespace!,
       name: pod.metadata!.name!,
       uid,
       status,
-      ...(finished ? { finished } : {}),
+      ...(before?.finished ? { finished: true } : {}),
     });
     this.kick(uid);
   }
@@ -135,11 +147,11 @@ export class PodStatusManager {
     // A finished pod is in sync once it is gone, and then it is no longer tracked.
     if (w.finished) return false;
     const cached = this.options.cached(w.namespace, w.name);
-    return (
-      !!cached &&
-      cached.metadata?.uid === uid &&
-      (!w.status || deepEqual(cached.status, mergeStatus(cached.status, w.status)))
-    );
+    if (!cached || cached.metadata?.uid !== uid) return false;
+    if (w.shownBy === cached) return true;
+    const shown = !w.status || deepEqual(cached.status, mergeStatus(cached.status, w.status));
+    if (shown) w.shownBy = cached;
+    return shown;
   }
 
   private kick(uid: string): void {

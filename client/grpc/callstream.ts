@@ -12,9 +12,24 @@
 import * as grpc from '@grpc/grpc-js';
 import type { CallRequest, CallResult } from '../../proto/gen/kubelab/v1/api.js';
 import { ApiError } from '../api/errors.js';
+import { HEARTBEAT_KINDS } from '../api/wellknown.js';
 
 /** As many as the server takes in flight on one stream; the rest wait here for a slot. */
 export const MAX_CALLS_IN_FLIGHT = 64;
+
+/**
+ * Slots only heartbeats (Lease and Node calls) may take. The other calls of 50 hollow nodes
+ * starting their pods can fill the rest, each waiting its turn in the server's `system` level
+ * for seconds; a Lease renewal queued here behind them missed its 40 s grace period at 10,000
+ * nodes. With these it is sent at once and served in `node-high`.
+ */
+export const HEARTBEAT_SLOTS = 16;
+
+/** Whether a request (its `kind` field, as every request of these methods has) is a heartbeat. */
+function isHeartbeat(request: unknown): boolean {
+  const kind = (request as { kind?: unknown } | null)?.kind;
+  return typeof kind === 'string' && HEARTBEAT_KINDS.has(kind);
+}
 
 /**
  * The methods a Calls stream carries. List stays a call of its own: its answer can be large,
@@ -38,6 +53,7 @@ export interface CallStreamOptions {
 }
 
 interface Pending {
+  heartbeat: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
   decode(bytes: Buffer): unknown;
@@ -51,34 +67,83 @@ export class CallStream {
   private stream?: grpc.ClientDuplexStream<CallRequest, CallResult>;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  private readonly waiting: Array<() => void> = [];
+  /** Calls in flight that are not heartbeats. */
+  private others = 0;
+  /** Calls waiting for a slot, heartbeats and the rest apart; each wakes to send itself. */
+  private readonly waiting = { heartbeat: [] as Array<() => void>, other: [] as Array<() => void> };
   private unsupported = false;
 
   constructor(private readonly options: CallStreamOptions) {}
 
   call<Res>(method: string, request: unknown): Promise<Res> {
     if (this.unsupported) return this.options.unary(method, request) as Promise<Res>;
-    if (this.pending.size >= MAX_CALLS_IN_FLIGHT)
-      return new Promise<void>((r) => this.waiting.push(r)).then(() => this.call<Res>(method, request));
-    const { name, encode, decode } = this.options.method(method);
+    const heartbeat = isHeartbeat(request);
     return new Promise<Res>((resolve, reject) => {
-      const id = this.nextId++;
-      const timer = setTimeout(() => {
-        if (!this.pending.delete(id)) return;
-        this.freeSlot();
-        reject(this.options.toError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'));
-      }, this.options.timeoutMs);
-      timer.unref?.();
-      this.pending.set(id, {
-        resolve: resolve as (v: unknown) => void,
-        reject,
-        decode,
-        timer,
-        method,
-        request,
-      });
-      this.current().write({ id, method: name, request: encode(request) });
+      // The deadline counts from here, as a unary call's does, waiting for a slot included.
+      const deadline = Date.now() + this.options.timeoutMs;
+      const send = () => {
+        if (Date.now() >= deadline)
+          return reject(this.options.toError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'));
+        if (!this.hasSlot(heartbeat)) return wait();
+        if (this.unsupported)
+          return void this.options.unary(method, request).then(resolve as (v: unknown) => void, reject);
+        try {
+          this.send(method, request, heartbeat, deadline, resolve as (v: unknown) => void, reject);
+        } catch (err) {
+          reject(err); // a request that cannot be encoded
+        }
+      };
+      const wait = () => {
+        const queue = heartbeat ? this.waiting.heartbeat : this.waiting.other;
+        const timer = setTimeout(() => {
+          const i = queue.indexOf(wake);
+          if (i >= 0) queue.splice(i, 1);
+          reject(this.options.toError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'));
+        }, deadline - Date.now());
+        timer.unref?.();
+        const wake = () => {
+          clearTimeout(timer);
+          send();
+        };
+        queue.push(wake);
+      };
+      send();
     });
+  }
+
+  private hasSlot(heartbeat: boolean): boolean {
+    if (this.pending.size >= MAX_CALLS_IN_FLIGHT) return false;
+    return heartbeat || this.others < MAX_CALLS_IN_FLIGHT - HEARTBEAT_SLOTS;
+  }
+
+  private send(
+    method: string,
+    request: unknown,
+    heartbeat: boolean,
+    deadline: number,
+    resolve: (v: unknown) => void,
+    reject: (err: unknown) => void,
+  ): void {
+    const { name, encode, decode } = this.options.method(method);
+    const id = this.nextId++;
+    const timer = setTimeout(() => {
+      const call = this.pending.get(id);
+      if (!call) return;
+      this.settle(id, call);
+      reject(this.options.toError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'));
+    }, deadline - Date.now());
+    timer.unref?.();
+    this.pending.set(id, { heartbeat, resolve, reject, decode, timer, method, request });
+    if (!heartbeat) this.others++;
+    this.current().write({ id, method: name, request: encode(request) });
+  }
+
+  /** The call is answered or given up: its slot goes to the next waiting call. */
+  private settle(id: number, call: Pending): void {
+    this.pending.delete(id);
+    clearTimeout(call.timer);
+    if (!call.heartbeat) this.others--;
+    this.wakeWaiting();
   }
 
   /** Ends the stream; calls in flight fail as on a dropped connection. */
@@ -108,9 +173,7 @@ export class CallStream {
     const id = result.id ?? 0;
     const call = this.pending.get(id);
     if (!call) return; // its deadline passed
-    this.pending.delete(id);
-    clearTimeout(call.timer);
-    this.freeSlot();
+    this.settle(id, call);
     if (!result.code) {
       try {
         call.resolve(call.decode(Buffer.from(result.response ?? Buffer.alloc(0))));
@@ -138,6 +201,7 @@ export class CallStream {
     this.stream = undefined;
     const calls = [...this.pending.values()];
     this.pending.clear();
+    this.others = 0;
     if (status.code === grpc.status.UNIMPLEMENTED) this.unsupported = true;
     for (const call of calls) {
       clearTimeout(call.timer);
@@ -145,10 +209,12 @@ export class CallStream {
       if (this.unsupported) this.options.unary(call.method, call.request).then(call.resolve, call.reject);
       else call.reject(this.options.toError(status.code, status.details));
     }
-    for (const wake of this.waiting.splice(0)) wake();
+    this.wakeWaiting();
   }
 
-  private freeSlot(): void {
-    this.waiting.shift()?.();
+  /** Wakes waiting calls while there are slots for them, heartbeats first. */
+  private wakeWaiting(): void {
+    while (this.waiting.heartbeat.length && this.hasSlot(true)) this.waiting.heartbeat.shift()!();
+    while (this.waiting.other.length && this.hasSlot(false)) this.waiting.other.shift()!();
   }
 }

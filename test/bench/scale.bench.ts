@@ -28,7 +28,8 @@
  * Options: --nodes 5000,10000, --pods-per-node 10, --window 10m, --warmup 30s, --overload 30s
  * (0: skip), --no-restart, --fleets 2, --join 32 (joins in flight), --no-append (print only).
  * Environment: KUBELAB_BENCH_CPU_PROFILE=<folder> CPU-profiles the server's windows (lib/loop-probe.mjs);
- * KUBELAB_BENCH_SERVER_V8="<flags>" adds V8 flags to the server (e.g. --max-semi-space-size=64);
+ * KUBELAB_BENCH_SERVER_V8="<flags>" adds V8 flags to the server (e.g. --max-semi-space-size=64),
+ * KUBELAB_BENCH_HOLLOW_V8="<flags>" to the hollow fleets (e.g. --cpu-prof --cpu-prof-dir=<folder>);
  * KUBELAB_BENCH_GC_TRACE=1 runs the server with --trace-gc-nvp and reports where the window's
  * mark-compact pauses went, phase by phase (lib/gctrace.ts).
  */
@@ -255,7 +256,13 @@ const RESET_PATTERN = /RST_STREAM|ENHANCE_YOUR_CALM|GOAWAY|INTERNAL_ERROR|rapid 
 function startFleet(name: string, config: HollowChildConfig, problems: Map<string, number>): Fleet {
   const child = spawn(
     process.execPath,
-    ['--max-old-space-size=8192', '--import', 'tsx', join(REPO_ROOT, 'test/bench/lib/hollow-child.ts')],
+    [
+      '--max-old-space-size=8192',
+      ...(process.env.KUBELAB_BENCH_HOLLOW_V8?.split(' ').filter(Boolean) ?? []),
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'test/bench/lib/hollow-child.ts'),
+    ],
     {
       cwd: REPO_ROOT,
       env: { ...process.env, KUBELAB_BENCH_HOLLOW_CHILD: JSON.stringify(config), KUBELAB_LOG_LEVEL: 'warn' },

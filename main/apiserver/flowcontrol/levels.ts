@@ -14,6 +14,7 @@
  * apiserver directly, not through a front door, and are not counted.
  */
 import type { Identity } from '../../../client/api/local.js';
+import { HEARTBEAT_KINDS } from '../../../client/api/wellknown.js';
 
 export type PriorityLevelName = 'node-high' | 'system' | 'global-default';
 
@@ -42,9 +43,6 @@ export const DEFAULT_FLOW_CONTROL: FlowControlConfig = {
   system: { seats: 256, queueLength: 4096, queueWaitMs: 15_000 },
   'global-default': { seats: 64, queueLength: 1024, queueWaitMs: 15_000, shedUnderLoad: true },
 };
-
-/** Kinds whose writes by an agent are its heartbeat (a node may write only its own). */
-const HEARTBEAT_KINDS: ReadonlySet<string> = new Set(['Node', 'Lease']);
 
 /**
  * The level of a request, and its flow: whose requests share one fair queue. `kind` is what
