@@ -11,6 +11,7 @@ import type { FieldSelector, LabelSelector } from '../../client/api/selectors.js
 import type { KubeObject, WatchEventType } from '../../client/api/types.js';
 import { prefixEnd } from '../storage/types.js';
 import { kindPrefix } from './codec.js';
+import { SortedKeys } from './sortedkeys.js';
 
 /** One object as the cache holds it (frozen: shared by every reader, encoded once). */
 export interface CachedObject {
@@ -92,7 +93,7 @@ export interface WatchCacheOptions {
 
 export class WatchCache {
   private readonly objects = new Map<string, CachedObject>();
-  private sortedKeys: string[] | undefined;
+  private readonly sortedKeys = new SortedKeys(() => this.objects.keys());
   private history: CacheEvent[] = [];
   private historyHead = 0;
   /** Every event after this revision is in the window. */
@@ -137,7 +138,7 @@ export class WatchCache {
       this.objects.set(item.key, item);
       this.fileObject(item);
     }
-    this.sortedKeys = undefined;
+    this.sortedKeys.reset();
     this.history = [];
     this.historyHead = 0;
     this.historyStart = revision;
@@ -161,14 +162,14 @@ export class WatchCache {
         if (old) {
           this.objects.delete(key);
           this.unfileObject(old);
-          this.removeSortedKey(key);
+          this.sortedKeys.remove(key);
         }
       } else {
         this.objects.set(key, e.cur);
         if (old) this.refileObject(old, e.cur);
         else {
           this.fileObject(e.cur);
-          this.insertSortedKey(key);
+          this.sortedKeys.add(key);
         }
       }
       this.history.push(e);
@@ -271,17 +272,6 @@ export class WatchCache {
       unfileKey(byValue, was, cur.key);
       fileKey(byValue, is, cur.key);
     }
-  }
-
-  /** Keeps the sorted key order, once built, in step (instead of sorting every key again). */
-  private insertSortedKey(key: string): void {
-    if (this.sortedKeys) this.sortedKeys.splice(upperBound(this.sortedKeys, key), 0, key);
-  }
-
-  private removeSortedKey(key: string): void {
-    if (!this.sortedKeys) return;
-    const at = upperBound(this.sortedKeys, key) - 1;
-    if (at >= 0 && this.sortedKeys[at] === key) this.sortedKeys.splice(at, 1);
   }
 
   /** Counts objects after `afterKey` (for remainingItemCount on unfiltered pages). */
@@ -403,8 +393,7 @@ export class WatchCache {
   }
 
   private keysInOrder(): string[] {
-    if (!this.sortedKeys) this.sortedKeys = [...this.objects.keys()].sort();
-    return this.sortedKeys;
+    return this.sortedKeys.ordered();
   }
 
   private firstEventAfter(rv: number): number {

@@ -27,7 +27,8 @@
  *
  * Options: --nodes 5000,10000, --pods-per-node 10, --window 10m, --warmup 30s, --overload 30s
  * (0: skip), --no-restart, --fleets 2, --join 32 (joins in flight), --no-append (print only).
- * Environment: KUBELAB_BENCH_CPU_PROFILE=<folder> CPU-profiles the server's windows (lib/loop-probe.mjs);
+ * Environment: KUBELAB_BENCH_CPU_PROFILE=<folder> CPU-profiles the server's rollout and windows
+ * (lib/loop-probe.mjs);
  * KUBELAB_BENCH_SERVER_V8="<flags>" adds V8 flags to the server (e.g. --max-semi-space-size=64),
  * KUBELAB_BENCH_HOLLOW_V8="<flags>" to the hollow fleets (e.g. --cpu-prof --cpu-prof-dir=<folder>);
  * KUBELAB_BENCH_GC_TRACE=1 runs the server with --trace-gc-nvp and reports where the window's
@@ -627,6 +628,8 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
       await admin
         .create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } })
         .catch(() => undefined);
+      // The rollout gets a CPU profile of its own (written when the window starts).
+      if (process.env.KUBELAB_BENCH_CPU_PROFILE) writeFileSync(`${probePath}.mark`, String(Date.now()));
       t0 = nowMs();
       for (let i = 0; i < args.podsPerNode; i++) await admin.create(daemonSet(i));
       let lastLog = nowMs();
