@@ -30,7 +30,7 @@ import { TunnelRegistry } from './grpc/tunnel.js';
 import { createLogger, type Logger } from './logging.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import type { Storage } from './storage/types.js';
-import { REGISTRY_PREFIX } from './apiserver/codec.js';
+import { isHeartbeatKey, REGISTRY_PREFIX } from './apiserver/codec.js';
 import { encryptedStorage } from './storage/encrypted.js';
 import { IngressBrake } from './grpc/ingressbrake.js';
 import { LoopDelaySampler } from './apiserver/flowcontrol/shedding.js';
@@ -326,6 +326,7 @@ async function openStorage(options: ControlPlaneOptions, clock: Clock, logger: L
     return openSqliteStorage({
       path: join(options.dataDir, 'state.db'),
       retentionMs: options.retentionMs,
+      firstInLine: isHeartbeatKey,
       now: () => clock.now(),
       logger: logger.child({ component: 'storage' }),
     });

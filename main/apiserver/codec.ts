@@ -3,7 +3,8 @@
  * is the resourceVersion, and etcd only knows it after the write), under
  * /registry/<plural>/<namespace>/<name> or /registry/<plural>/<name>.
  */
-import type { KindInfo } from '../../client/api/kinds.js';
+import { kindInfo, type KindInfo } from '../../client/api/kinds.js';
+import { NODE_LEASE_NAMESPACE } from '../../client/api/wellknown.js';
 import type { KubeObject } from '../../client/api/types.js';
 import { freezeSharingStrings } from './sharedstrings.js';
 import { freezeSharingWith } from './sharedversions.js';
@@ -21,6 +22,17 @@ export function kindPrefix(info: KindInfo, namespace?: string): string {
   return info.namespaced && namespace
     ? `${REGISTRY_PREFIX}${info.plural}/${namespace}/`
     : `${REGISTRY_PREFIX}${info.plural}/`;
+}
+
+/** Where the nodes' heartbeats live: their Nodes, and their Leases in kube-node-lease. */
+const HEARTBEAT_PREFIXES = [
+  kindPrefix(kindInfo('Node')),
+  kindPrefix(kindInfo('Lease'), NODE_LEASE_NAMESPACE),
+];
+
+/** Whether a key holds a node's heartbeat (the store commits those first). */
+export function isHeartbeatKey(key: string): boolean {
+  return HEARTBEAT_PREFIXES.some((prefix) => key.startsWith(prefix));
 }
 
 /** The plural of the kind a key belongs to, or undefined for keys outside the registry. */

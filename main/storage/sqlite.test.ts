@@ -59,6 +59,36 @@ describe('sqlite storage', () => {
     }
   });
 
+  it('commits the writes of firstInLine keys ahead of those queued before them, at most half a batch while others wait', async () => {
+    const { dir, path } = tempDb();
+    const s = await openSqliteStorage({
+      path,
+      compactIntervalMs: 0,
+      maxBatch: 4,
+      firstInLine: (key) => key.startsWith('/registry/leases/kube-node-lease/'),
+    });
+    try {
+      // One tick's writes: six pod writes queued first, then three renewals.
+      const pods = Array.from({ length: 6 }, (_, i) => s.create(`/registry/pods/default/p${i}`, 'x'));
+      const leases = Array.from({ length: 3 }, (_, i) =>
+        s.create(`/registry/leases/kube-node-lease/n${i}`, 'x'),
+      );
+      const podRevs = (await Promise.all(pods)).map((kv) => kv.modRevision);
+      const leaseRevs = (await Promise.all(leases)).map((kv) => kv.modRevision);
+      const first = Math.min(...podRevs, ...leaseRevs);
+      // First batch (4): two renewals (half of it), then the two oldest pod writes; the next
+      // batch starts with the last renewal.
+      expect(leaseRevs).toEqual([first, first + 1, first + 4]);
+      expect(podRevs).toEqual([first + 2, first + 3, first + 5, first + 6, first + 7, first + 8]);
+      // Every write is there, in the order the revisions say.
+      const { items } = await s.list('/registry/');
+      expect(items).toHaveLength(9);
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('acknowledges a large batch a chunk per turn of the event loop, with watchers and the revision in step', async () => {
     const { dir, path } = tempDb();
     const s = await openSqliteStorage({ path, compactIntervalMs: 0 });

@@ -60,6 +60,14 @@ export interface SqliteStorageOptions {
   compactIntervalMs?: number;
   /** Writes per transaction at most (default 2000). */
   maxBatch?: number;
+  /**
+   * Keys whose writes go to the front of the next batch (the nodes' heartbeats: their Lease
+   * and Node). Under a flood of other writes — a fleet starting its pods, the controllers
+   * creating them — a renewal waited in line behind thousands of them, holding its seat in the
+   * apiserver's node-high level while it did, until renewals missed the grace period. They
+   * take at most half of a batch while other writes wait.
+   */
+  firstInLine?: (key: string) => boolean;
   /** The clock behind retention; tests move it. */
   now?: () => number;
   /** Commit in this thread even for a file (default: a worker thread for files). */
@@ -245,6 +253,9 @@ export class SqliteStorage implements Storage {
   private revision: number;
   private compactRev: number;
   private pending: PendingWrite[] = [];
+  /** Writes of `firstInLine` keys, committed before `pending`. */
+  private urgent: PendingWrite[] = [];
+  private readonly firstInLine: ((key: string) => boolean) | undefined;
   private flushScheduled = false;
   private committing: Promise<void> | undefined;
   /** Committed batches being handed out, in commit order. */
@@ -287,6 +298,7 @@ export class SqliteStorage implements Storage {
     private readonly unlock: () => void,
   ) {
     this.maxBatch = options.maxBatch ?? 2000;
+    this.firstInLine = options.firstInLine;
     this.now = options.now ?? Date.now;
     this.retentionMs = options.retentionMs ?? 5 * 60_000;
     this.historyBound = options.historyBound ?? DEFAULT_HISTORY_BOUND;
@@ -399,7 +411,7 @@ export class SqliteStorage implements Storage {
   private enqueue(op: WriteOp): Promise<KeyValue> {
     if (this.closed) return Promise.reject(new StorageError('Unavailable', 'the store is closed'));
     return new Promise((resolve, reject) => {
-      this.pending.push({ op, resolve, reject });
+      (this.firstInLine?.(op.key) ? this.urgent : this.pending).push({ op, resolve, reject });
       if (!this.flushScheduled && !this.committing) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -414,8 +426,10 @@ export class SqliteStorage implements Storage {
    */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.committing || this.pending.length === 0) return;
-    const batch = this.pending.splice(0, this.maxBatch);
+    if (this.committing || this.pending.length + this.urgent.length === 0) return;
+    const urgentRoom = this.pending.length ? Math.ceil(this.maxBatch / 2) : this.maxBatch;
+    const batch = this.urgent.splice(0, urgentRoom);
+    batch.push(...this.pending.splice(0, this.maxBatch - batch.length));
     const committed = this.writer.commit(batch.map((w) => w.op));
     this.delivering = this.delivering.then(() =>
       committed.then(
@@ -436,7 +450,7 @@ export class SqliteStorage implements Storage {
     void this.committing.finally(() => {
       this.committing = undefined;
       // Writes that arrived during the commit form the next batch at once.
-      if (this.pending.length) this.flush();
+      if (this.pending.length || this.urgent.length) this.flush();
     });
   }
 
@@ -650,7 +664,7 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     // Acknowledge every write already accepted before the file is closed.
-    while (this.committing || this.pending.length) {
+    while (this.committing || this.pending.length || this.urgent.length) {
       if (!this.committing) this.flush();
       await this.committing;
     }
