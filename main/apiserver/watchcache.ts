@@ -20,6 +20,8 @@ export interface CachedObject {
   readonly rv: number;
   /** Kept for the layer that sends the entry (its wire encodings, made once for every reader). */
   memo?: object;
+  /** Its values of INDEXED_FIELDS, in that order, once a replay asked (watchcache.ts). */
+  indexedValues?: string[];
 }
 
 export interface CacheEvent {
@@ -80,6 +82,7 @@ interface ActiveWatcher {
  * exactly is used.
  */
 const INDEXED_FIELDS = ['spec.nodeName', 'metadata.name'] as const;
+type IndexedField = (typeof INDEXED_FIELDS)[number];
 
 export interface WatchCacheOptions {
   /** How long events stay in the window. */
@@ -299,8 +302,20 @@ export class WatchCache {
     } else {
       const from = start.fromRevision ?? this.revision;
       if (from < this.historyStart) throw tooOld(this.info, from, this.historyStart);
+      // A watcher of one node's pods resuming skips, by the events' indexed values, what cannot
+      // concern it: ten thousand agents resuming their watches every few minutes against a
+      // history of a rollout's events otherwise matched every event against every selector.
+      const index = watcherIndex(filter);
+      const at = index ? INDEXED_FIELDS.indexOf(index.field) : -1;
       for (let i = this.firstEventAfter(from); i < this.history.length; i++) {
-        this.deliver(w, this.history[i]);
+        const e = this.history[i];
+        if (
+          index &&
+          this.indexedValue(e.cur, at) !== index.value &&
+          (!e.prev || this.indexedValue(e.prev, at) !== index.value)
+        )
+          continue;
+        this.deliver(w, e);
         if (w.stopped) return { stop: () => undefined };
       }
     }
@@ -315,18 +330,23 @@ export class WatchCache {
 
   private addWatcher(w: ActiveWatcher): void {
     this.watchers.add(w);
-    for (const field of INDEXED_FIELDS) {
-      const value = w.filter.fields?.requiresExactMatch(field);
-      if (value === undefined) continue;
-      w.index = { field, value };
-      let byValue = this.indexed.get(field);
-      if (!byValue) this.indexed.set(field, (byValue = new Map()));
-      let filed = byValue.get(value);
-      if (!filed) byValue.set(value, (filed = new Set()));
-      filed.add(w);
+    w.index = watcherIndex(w.filter);
+    if (!w.index) {
+      this.unindexed.add(w);
       return;
     }
-    this.unindexed.add(w);
+    const { field, value } = w.index;
+    let byValue = this.indexed.get(field);
+    if (!byValue) this.indexed.set(field, (byValue = new Map()));
+    let filed = byValue.get(value);
+    if (!filed) byValue.set(value, (filed = new Set()));
+    filed.add(w);
+  }
+
+  /** The object's value of INDEXED_FIELDS[at], worked out once per cached object. */
+  private indexedValue(item: CachedObject, at: number): string {
+    item.indexedValues ??= INDEXED_FIELDS.map((field) => this.fieldValue(item.object, field));
+    return item.indexedValues[at];
   }
 
   private removeWatcher(w: ActiveWatcher): void {
@@ -443,6 +463,15 @@ function unfileKey(byValue: Map<string, FiledKeys>, value: string, key: string):
     filed.delete(key);
     if (filed.size === 1) byValue.set(value, filed.values().next().value!);
   }
+}
+
+/** The exact value of an indexed field a watcher's filter requires, the first there is. */
+function watcherIndex(filter: WatchFilter): { field: IndexedField; value: string } | undefined {
+  for (const field of INDEXED_FIELDS) {
+    const value = filter.fields?.requiresExactMatch(field);
+    if (value !== undefined) return { field, value };
+  }
+  return undefined;
 }
 
 function upperBound(keys: string[], key: string): number {
