@@ -54,15 +54,18 @@ export class SchedulingAlgorithm {
    */
   schedule(
     pod: PodInfo,
-    allNodes: NodeInfo[],
+    everyNode: NodeInfo[] | (() => NodeInfo[]),
     nodeNamed?: (name: string) => NodeInfo | undefined,
   ): Placement | FitFailure {
+    // Every node only when needed: the list is rebuilt after any node changes, and a pod that
+    // names its node never needs it unless that node will not do.
+    const allNodes = () => (typeof everyNode === 'function' ? everyNode() : everyNode);
     const named = nodeNamesFromAffinity(pod.pod);
     const nodes = !named
-      ? allNodes
+      ? allNodes()
       : nodeNamed
         ? [...named].map(nodeNamed).filter((n): n is NodeInfo => n !== undefined)
-        : allNodes.filter((n) => named.has(n.name));
+        : allNodes().filter((n) => named.has(n.name));
     const total = nodes.length;
     const wanted = numFeasibleNodesToFind(total);
     const feasible: NodeInfo[] = [];
@@ -79,10 +82,10 @@ export class SchedulingAlgorithm {
     if (!feasible.length) {
       if (named) {
         // The nodes left out by name count as rejected by NodeAffinity, as Kubernetes reports them.
-        for (const n of allNodes) if (!named.has(n.name)) rejected.set(n.name, [REASON_NODE_AFFINITY]);
+        for (const n of allNodes()) if (!named.has(n.name)) rejected.set(n.name, [REASON_NODE_AFFINITY]);
         failedPlugins.add(NODE_AFFINITY);
       }
-      return { kind: 'unschedulable', message: failureSummary(allNodes.length, rejected), failedPlugins };
+      return { kind: 'unschedulable', message: failureSummary(allNodes().length, rejected), failedPlugins };
     }
     const best = feasible.length === 1 ? feasible[0] : this.pickBest(pod, feasible);
     return { kind: 'placed', nodeName: best.name, evaluated, feasible: feasible.length };

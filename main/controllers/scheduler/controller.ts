@@ -165,7 +165,11 @@ export class Scheduler implements Controller {
     }
     const info = podInfo(pod);
     const started = performance.now();
-    const result = this.algorithm.schedule(info, this.cache.nodeInfos(), (name) => this.cache.nodeInfo(name));
+    const result = this.algorithm.schedule(
+      info,
+      () => this.cache.nodeInfos(),
+      (name) => this.cache.nodeInfo(name),
+    );
     const seconds = (performance.now() - started) / 1000;
     if (result.kind === 'unschedulable') {
       this.metrics.attempts?.inc({ result: 'unschedulable' });
