@@ -154,18 +154,26 @@ export class DaemonSetController extends WorkerController {
       await this.updateStatus(ds, selector, nodes, hash, false);
       return;
     }
-    await this.manage(ds, selector, nodes, hash);
+    // One look at its pods serves the whole sync unless the sync itself changed them: with
+    // thousands of nodes, matching and grouping every pod three times a sync was most of it.
+    let nodeToPods = await this.nodesToDaemonPods(ds, selector);
+    let wrote = await this.manage(ds, nodes, nodeToPods, hash);
     if (this.expectations.satisfiedExpectations(key) && ds.spec?.updateStrategy?.type !== 'OnDelete') {
-      const plan = rollingUpdatePlan(ds, nodes, await this.nodesToDaemonPods(ds, selector), hash, this.now());
-      await this.syncNodes(ds, plan.deletePods, plan.createOnNodes, hash);
+      if (wrote) nodeToPods = await this.nodesToDaemonPods(ds, selector);
+      const plan = rollingUpdatePlan(ds, nodes, nodeToPods, hash, this.now());
+      wrote = (await this.syncNodes(ds, plan.deletePods, plan.createOnNodes, hash)) || wrote;
     }
     await this.cleanupHistory(ds, selector, old);
-    await this.updateStatus(ds, selector, nodes, hash, true);
+    await this.updateStatus(ds, selector, nodes, hash, true, wrote ? undefined : nodeToPods);
   }
 
-  /** Creates and deletes what each node needs (manage). */
-  private async manage(ds: DaemonSet, selector: LabelSelector, nodes: Node[], hash: string): Promise<void> {
-    const nodeToPods = await this.nodesToDaemonPods(ds, selector);
+  /** Creates and deletes what each node needs (manage); whether it wrote anything. */
+  private async manage(
+    ds: DaemonSet,
+    nodes: Node[],
+    nodeToPods: NodeToDaemonPods,
+    hash: string,
+  ): Promise<boolean> {
     const now = this.now();
     if (now - this.lastBackoffGc > BACKOFF_GC_INTERVAL_MS) {
       this.failedPodsBackoff.gc(now);
@@ -199,15 +207,20 @@ export class DaemonSetController extends WorkerController {
     }
     toDelete.push(...unscheduledPodsWithoutNode(nodes, nodeToPods));
     if (retryAfterMs !== undefined) this.worker.enqueueAfter(dsKey(ds), retryAfterMs);
-    await this.syncNodes(ds, toDelete, createOn, hash);
+    return this.syncNodes(ds, toDelete, createOn, hash);
   }
 
   /**
    * Deletes and creates, at most burstReplicas of each, expectations set first; creates go in
    * slow-start batches (syncNodes).
    */
-  private async syncNodes(ds: DaemonSet, toDelete: Pod[], createOn: string[], hash: string): Promise<void> {
-    if (!toDelete.length && !createOn.length) return;
+  private async syncNodes(
+    ds: DaemonSet,
+    toDelete: Pod[],
+    createOn: string[],
+    hash: string,
+  ): Promise<boolean> {
+    if (!toDelete.length && !createOn.length) return false;
     const key = dsKey(ds);
     const createDiff = Math.min(createOn.length, this.burstReplicas);
     const deleteDiff = Math.min(toDelete.length, this.burstReplicas);
@@ -255,6 +268,7 @@ export class DaemonSetController extends WorkerController {
         `${errors.length} of ${createDiff + deleteDiff} pod writes failed for DaemonSet ${key}: ${errors[0].message}`,
       );
     }
+    return true;
   }
 
   // ---- what belongs to the DaemonSet ----
@@ -410,8 +424,10 @@ export class DaemonSetController extends WorkerController {
     nodes: Node[],
     hash: string,
     updateObservedGeneration: boolean,
+    nodeToPods?: NodeToDaemonPods,
   ): Promise<void> {
-    const counts = daemonSetCounts(ds, nodes, await this.nodesToDaemonPods(ds, selector), hash, this.now());
+    nodeToPods ??= await this.nodesToDaemonPods(ds, selector);
+    const counts = daemonSetCounts(ds, nodes, nodeToPods, hash, this.now());
     let target = ds;
     for (let attempt = 0; ; attempt++) {
       const status = nextStatus(target, counts, updateObservedGeneration);
