@@ -6,7 +6,7 @@
 import { isAlreadyExists, isConflict, isNotFound } from '../client/api/errors.js';
 import type { Lease } from '../client/api/types.js';
 import type { Client } from '../client/client.js';
-import { Backoff, jittered, PERIOD_JITTER } from '../client/util/backoff.js';
+import { Backoff } from '../client/util/backoff.js';
 import { rfc3339Micro, type Clock } from '../client/util/clock.js';
 import { Sleeper } from '../client/util/sleeper.js';
 import { clone } from '../client/util/objects.js';
@@ -59,7 +59,7 @@ export class NodeLeaseController {
         this.renewals++;
         this.backoff.reset();
         this.options.onRenew?.(this.options.clock.now(), this.options.clock.now() - started);
-        await this.sleeper.sleep(jittered(this.options.renewMs, PERIOD_JITTER));
+        await this.sleeper.sleep(this.options.renewMs);
       } catch (err) {
         const delay = this.backoff.next();
         // Before the node is registered the lease waits for it: that is not worth a warning;

@@ -5,7 +5,6 @@
 import { isAlreadyExists, isNotFound } from '../client/api/errors.js';
 import type { NodeMetrics } from '../client/api/types.js';
 import type { Client } from '../client/client.js';
-import { jittered, PERIOD_JITTER } from '../client/util/backoff.js';
 import { rfc3339, type Clock } from '../client/util/clock.js';
 import { Sleeper } from '../client/util/sleeper.js';
 import type { ControlPlaneContact } from './contact.js';
@@ -64,7 +63,7 @@ export class NodeMetricsReporter {
 
   private async runLoop(): Promise<void> {
     while (!this.stopped) {
-      await this.sleeper.sleep(jittered(this.options.intervalMs, PERIOD_JITTER));
+      await this.sleeper.sleep(this.options.intervalMs);
       const sample = this.options.sample();
       if (!sample || this.stopped) continue;
       try {

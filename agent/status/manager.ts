@@ -9,7 +9,7 @@ import { isAlreadyExists, isNotFound } from '../../client/api/errors.js';
 import type { Node, NodeCondition } from '../../client/api/types.js';
 import type { Client } from '../../client/client.js';
 import type { EventRecorder } from '../../client/events/recorder.js';
-import { Backoff, jittered, PERIOD_JITTER } from '../../client/util/backoff.js';
+import { Backoff } from '../../client/util/backoff.js';
 import type { Clock } from '../../client/util/clock.js';
 import { Sleeper } from '../../client/util/sleeper.js';
 import { clone } from '../../client/util/objects.js';
@@ -113,7 +113,7 @@ export class NodeStatusManager {
         }
       }
       await this.syncNodeStatus();
-      await this.sleeper.sleep(jittered(config.statusUpdateMs, PERIOD_JITTER));
+      await this.sleeper.sleep(config.statusUpdateMs);
     }
   }
 

@@ -44,13 +44,6 @@ export class Backoff {
   }
 }
 
-/**
- * The jitter the kubelet gives its periodic loops (wait.JitterUntil(f, period, 0.04, …): lease
- * renewal, node status): each wait is the period plus up to 4 % of it. Without it, nodes whose
- * calls were answered together (after a stall) stay in step and arrive together from then on.
- */
-export const PERIOD_JITTER = 0.04;
-
 /** `ms` plus up to `fraction` of it at random. */
 export function jittered(ms: number, fraction: number, random: () => number = Math.random): number {
   return fraction > 0 ? ms + random() * fraction * ms : ms;
