@@ -27,8 +27,9 @@
  *
  * Options: --nodes 5000,10000, --pods-per-node 10, --window 10m, --warmup 30s, --overload 30s
  * (0: skip), --no-restart, --fleets 2, --join 32 (joins in flight), --no-append (print only).
- * Environment: KUBELAB_BENCH_CPU_PROFILE=<folder> CPU-profiles the server's rollout and windows
- * (lib/loop-probe.mjs);
+ * Environment: KUBELAB_BENCH_CPU_PROFILE=<folder> CPU-profiles the server's and the fleets'
+ * rollout and windows (lib/loop-probe.mjs, lib/hollow-child.ts: window-<mark>.cpuprofile for the
+ * server, <fleet prefix><n>.cpuprofile for the fleets, n counting the rollout and each window);
  * KUBELAB_BENCH_SERVER_V8="<flags>" adds V8 flags to the server (e.g. --max-semi-space-size=64),
  * KUBELAB_BENCH_HOLLOW_V8="<flags>" to the hollow fleets (e.g. --cpu-prof --cpu-prof-dir=<folder>);
  * KUBELAB_BENCH_GC_TRACE=1 runs the server with --trace-gc-nvp and reports where the window's
@@ -326,7 +327,15 @@ async function stopFleet(f: Fleet): Promise<void> {
   clearTimeout(timer);
 }
 
+/** With KUBELAB_BENCH_CPU_PROFILE: the server's and the fleets' profiles start a new file. */
+function cutProfiles(fleets: Fleet[], probePath: string): void {
+  if (!process.env.KUBELAB_BENCH_CPU_PROFILE) return;
+  for (const f of fleets) if (f.child.connected) f.child.send({ type: 'profile' });
+  writeFileSync(`${probePath}.mark`, String(Date.now()));
+}
+
 function mark(fleets: Fleet[], probePath: string): void {
+  for (const f of fleets) if (f.child.connected) f.child.send({ type: 'profile' });
   for (const f of fleets) if (f.child.connected) f.child.send({ type: 'mark' });
   // Writing it moves its mtime, which the probe watches.
   writeFileSync(`${probePath}.mark`, String(Date.now()));
@@ -629,7 +638,7 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
         .create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } })
         .catch(() => undefined);
       // The rollout gets a CPU profile of its own (written when the window starts).
-      if (process.env.KUBELAB_BENCH_CPU_PROFILE) writeFileSync(`${probePath}.mark`, String(Date.now()));
+      cutProfiles(fleets, probePath);
       t0 = nowMs();
       for (let i = 0; i < args.podsPerNode; i++) await admin.create(daemonSet(i));
       let lastLog = nowMs();
@@ -690,7 +699,7 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
     const probe = await probeAfter(probePath, markedAt);
     // The probe writes a window's CPU profile when the next window starts; without an overload
     // phase or a restart there would be none.
-    if (process.env.KUBELAB_BENCH_CPU_PROFILE) writeFileSync(`${probePath}.mark`, String(Date.now()));
+    cutProfiles(fleets, probePath);
     result.window = {
       ms: args.windowMs,
       probe,

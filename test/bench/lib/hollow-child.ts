@@ -8,9 +8,15 @@
  * (imports done), `joining` (every 5 s while joining ahead of the fleet) and `joined`, then
  * `progress` (every second until every node is Ready, then every 5 s), `started` (fleet.start()
  * resolved), `report` (answer to `report`), `stopped`. From the parent: `mark` (start of the
- * measured window), `report`, `stop`.
+ * measured window), `report`, `stop`, and `profile`: with KUBELAB_BENCH_CPU_PROFILE set to a
+ * folder the fleet is CPU-profiled (inspector, 10 ms samples) from its start, and each `profile`
+ * writes what was sampled since the last one to <prefix>-<n>.cpuprofile there and starts again
+ * (unlike `--cpu-prof`, this survives a fleet that is killed because it stops too slowly).
  */
 import * as grpc from '@grpc/grpc-js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { buildAgentProgram, configFromFlags } from '../../../agent/cli.js';
 import { credentialsPath, nodePasswordPath, obtainCredentials } from '../../../agent/credentials.js';
@@ -103,6 +109,24 @@ function send(m: HollowChildMessage): void {
   process.send?.(m);
 }
 
+/** Cuts the fleet's CPU profile into one file per `profile` message (see the top). */
+function startProfiling(dir: string, prefix: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const session = new Session();
+  session.connect();
+  session.post('Profiler.enable');
+  session.post('Profiler.setSamplingInterval', { interval: 10_000 });
+  session.post('Profiler.start');
+  let cuts = 0;
+  return () => {
+    const n = cuts++;
+    session.post('Profiler.stop', (err, result) => {
+      if (!err) writeFileSync(join(dir, `${prefix}${n}.cpuprofile`), JSON.stringify(result.profile));
+      session.post('Profiler.start');
+    });
+  };
+}
+
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.KUBELAB_BENCH_HOLLOW_CHILD ?? '') as HollowChildConfig;
   // tsx turns source maps on; the shipped kubelab-agent is a bundle without them. With them on,
@@ -110,6 +134,8 @@ async function main(): Promise<void> {
   // mapping stack frames.
   process.setSourceMapsEnabled(false);
   send({ type: 'loaded' });
+  const profileDir = process.env.KUBELAB_BENCH_CPU_PROFILE;
+  const cutProfile = profileDir ? startProfiling(profileDir, config.prefix) : () => undefined;
   if (config.sharedCredentials) shareChannelCredentials();
   // The CLI's defaults, exactly: commander fills them in before parsing.
   const flags = buildAgentProgram().opts() as Parameters<typeof configFromFlags>[0];
@@ -219,7 +245,8 @@ async function main(): Promise<void> {
         eventLoopP99Ms: loop.percentile(99) / 1e6,
         eventLoopMaxMs: loop.max / 1e6,
       });
-    } else if (m.type === 'stop') void stop();
+    } else if (m.type === 'profile') cutProfile();
+    else if (m.type === 'stop') void stop();
   });
   // The benchmark is gone (killed): do not linger.
   process.on('disconnect', () => process.exit(1));
