@@ -18,6 +18,7 @@ import { ApiClient, type Client, type Transport } from '../client.js';
 import type { RetryPolicy } from '../retry.js';
 import { Connection, toApiErrorFromGrpc, type ConnectionOptions } from './connection.js';
 import { FailoverTransport } from './failover.js';
+import { withFastRequests } from './protowire.js';
 import { openLogStream } from './logs.js';
 
 export interface GrpcClientOptions extends ConnectionOptions {
@@ -77,7 +78,7 @@ export class GrpcTransport implements Transport {
   constructor(private readonly options: GrpcClientOptions) {
     this.connection = new Connection(
       options,
-      ResourcesService as unknown as grpc.ServiceDefinition,
+      withFastRequests(ResourcesService) as unknown as grpc.ServiceDefinition,
       'kubelab.v1.Resources',
     );
   }

@@ -9,7 +9,14 @@ import * as grpc from '@grpc/grpc-js';
 import { ApiObject, ResourcesService, WatchEvent as WireWatchEvent } from '../../proto/gen/kubelab/v1/api.js';
 import type { ApiError } from '../../client/api/errors.js';
 import { STATUS_METADATA_KEY } from '../../client/grpc/connection.js';
-import { encodeShared } from '../../client/grpc/sharedwriter.js';
+import {
+  encodeCallResult,
+  encodeSharedBuffer,
+  fieldLength,
+  writeField,
+  writeVarint,
+  varintLength,
+} from '../../client/grpc/protowire.js';
 import { decodeWithWireReader } from '../../client/grpc/wirereader.js';
 import { resolveKind, toApiObject } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
@@ -53,15 +60,10 @@ export function encodedEntry(entry: CachedObject): Buffer {
  * hold for objects nobody watches over gRPC.
  */
 export function encodedObject(obj: KubeObject): Buffer {
-  const encoded = encodeObject(obj);
-  return Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
-}
-
-export function encodeObject(obj: KubeObject): Uint8Array {
   const info = resolveKind(obj.kind ?? '');
   if (!info) throw new Error(`cannot encode an object of kind ${obj.kind}`);
   const message = toApiObject(info, obj);
-  return encodeShared((w) => ApiObject.encode(message, w));
+  return encodeSharedBuffer((w) => ApiObject.encode(message, w));
 }
 
 export interface EncodedList {
@@ -69,37 +71,6 @@ export interface EncodedList {
   resourceVersion: string;
   continue?: string;
   remainingItemCount?: number;
-}
-
-/** Length of a varint, for sizing buffers exactly. */
-function varintLength(n: number): number {
-  let len = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 128);
-    len++;
-  }
-  return len;
-}
-
-function writeVarint(buf: Buffer, pos: number, n: number): number {
-  while (n >= 0x80) {
-    buf[pos++] = (n & 0x7f) | 0x80;
-    n = Math.floor(n / 128);
-  }
-  buf[pos++] = n;
-  return pos;
-}
-
-/** A length-delimited field: tag, length, bytes. */
-function fieldLength(bytes: number): number {
-  return 1 + varintLength(bytes) + bytes;
-}
-
-function writeField(buf: Buffer, pos: number, tag: number, bytes: Uint8Array): number {
-  buf[pos++] = tag;
-  pos = writeVarint(buf, pos, bytes.length);
-  buf.set(bytes, pos);
-  return pos + bytes.length;
 }
 
 /**
@@ -188,7 +159,7 @@ function encodeBookmark(ev: Extract<OutgoingWatchEvent, { type: 'BOOKMARK' }>): 
     },
   } as KubeObject;
   const message = { type: 'BOOKMARK', object: toApiObject(info, object) };
-  return Buffer.from(encodeShared((w) => WireWatchEvent.encode(message, w)));
+  return encodeSharedBuffer((w) => WireWatchEvent.encode(message, w));
 }
 
 function safeDecode<T>(decode: (b: Uint8Array) => T): (b: Buffer) => T | Malformed {
@@ -230,6 +201,7 @@ export function serverDefinition(): grpc.ServiceDefinition {
   for (const method of ['get', 'list', 'watch', 'create', 'update', 'updateStatus', 'patch', 'bind']) {
     out[method] = { ...out[method], responseSerialize: (v: Buffer) => v } as unknown as MethodDef;
   }
+  out.calls = { ...out.calls, responseSerialize: encodeCallResult } as unknown as MethodDef;
   for (const method of ['create', 'update', 'updateStatus']) {
     out[method] = {
       ...out[method],
