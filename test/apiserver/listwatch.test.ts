@@ -262,6 +262,31 @@ describe('watch', () => {
     expect((await it.next()).done).toBe(true);
   });
 
+  it('sends a BOOKMARK at the latest resourceVersion as a watch times out, so it resumes from there', async () => {
+    // Periodic bookmarks an hour apart: the one seen here is the timeout's.
+    const quiet = await startTestApiServer({ historyMs: 60_000, bookmarkMs: 3_600_000 });
+    try {
+      const from = (await quiet.admin.list('Pod')).resourceVersion;
+      const mine = await quiet.admin.watch('Pod', {
+        resourceVersion: from,
+        fieldSelector: 'spec.nodeName=node-a',
+        allowWatchBookmarks: true,
+        timeoutSeconds: 30,
+      });
+      const without = await quiet.admin.watch('Pod', { resourceVersion: from, timeoutSeconds: 30 });
+      await quiet.admin.create(pod('a', {}, 'node-a'));
+      const last = await quiet.admin.create(pod('b', {}, 'node-b'));
+      quiet.clock.advance(30_000);
+      const events = await take(mine, 3);
+      expect(events.map((e) => e.type)).toEqual(['ADDED', 'BOOKMARK']);
+      expect(events[1].object.metadata?.resourceVersion).toBe(last.metadata?.resourceVersion);
+      // A watch that did not ask for bookmarks gets none, and ends the same.
+      expect(summary(await take(without, 3))).toEqual(['ADDED a', 'ADDED b']);
+    } finally {
+      await quiet.close();
+    }
+  });
+
   it('delivers the last state of a deleted object at the delete’s resourceVersion', async () => {
     const p = await t.admin.create(pod('a', { keep: 'me' }));
     const w = await t.admin.watch('Pod', { resourceVersion: p.metadata!.resourceVersion });
