@@ -3,13 +3,11 @@ import { FakeClock } from '../../../client/util/clock.js';
 import { LoopDelaySampler, RECOVER_BELOW_MS, SAMPLE_MS, SHED_ABOVE_MS, shedSeats } from './shedding.js';
 
 describe('shedSeats', () => {
-  it('halves the seats while the loop lags, down to one', () => {
+  it('halves the seats while the loop lags, down to an eighth of the nominal ones', () => {
     const lagging = SHED_ABOVE_MS + 1;
     expect(shedSeats(64, 64, lagging)).toBe(32);
     expect(shedSeats(32, 64, lagging)).toBe(16);
-    expect(shedSeats(8, 64, lagging)).toBe(4);
-    expect(shedSeats(2, 64, lagging)).toBe(1);
-    expect(shedSeats(1, 64, lagging)).toBe(1);
+    expect(shedSeats(8, 64, lagging)).toBe(8);
     expect(shedSeats(1, 1, lagging)).toBe(1);
     expect(shedSeats(3, 3, lagging)).toBe(1);
   });
@@ -17,7 +15,6 @@ describe('shedSeats', () => {
   it('takes back an eighth of the nominal seats per quiet sample, up to the nominal ones', () => {
     const quiet = RECOVER_BELOW_MS - 1;
     expect(shedSeats(8, 64, quiet)).toBe(16);
-    expect(shedSeats(1, 64, quiet)).toBe(9);
     expect(shedSeats(60, 64, quiet)).toBe(64);
     expect(shedSeats(64, 64, quiet)).toBe(64);
   });

@@ -20,15 +20,13 @@ export const SAMPLE_MS = 500;
 
 /**
  * The seats a shedding level has for the next sample, from the ones it has now, its nominal
- * seats and the loop's delay p99 over the last sample: halved while the loop lags, down to one
- * seat (the level keeps moving), and an eighth of the nominal seats (at least 1) taken back per
- * quiet sample. The floor was an eighth: on a slower machine 8 seats of a 10× create flood still
- * took ~500 creates/s, most of a core, and lease renewals reached p99 4.6 s behind them.
+ * seats and the loop's delay p99 over the last sample. Never below an eighth of the nominal
+ * seats (at least 1): the level keeps moving.
  */
 export function shedSeats(current: number, nominal: number, loopDelayP99Ms: number): number {
-  if (loopDelayP99Ms > SHED_ABOVE_MS) return Math.max(1, Math.floor(current / 2));
-  const step = Math.max(1, Math.ceil(nominal / 8));
-  if (loopDelayP99Ms < RECOVER_BELOW_MS) return Math.min(nominal, current + step);
+  const floor = Math.max(1, Math.ceil(nominal / 8));
+  if (loopDelayP99Ms > SHED_ABOVE_MS) return Math.max(floor, Math.floor(current / 2));
+  if (loopDelayP99Ms < RECOVER_BELOW_MS) return Math.min(nominal, current + floor);
   return current;
 }
 
