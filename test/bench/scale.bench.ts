@@ -1032,9 +1032,9 @@ function report(
         ? `${fmt(r.overload.created, 0)} / ${fmt(r.overload.refused, 0)} (${fmt(r.overload.refusedWithHint, 0)}) / ${[...r.overload.other].map(([k, v]) => `${fmt(v, 0)} ${k}`).join(', ') || '0'}`
         : 'n/a',
     ),
-    row('overload: lease renew p99; loop delay p99 / max', (r) =>
+    row("overload: lease renew p99; loop delay p99 / max; the hollow processes' loop delay p99 / max", (r) =>
       r.overload
-        ? `${ms(r.overload.renew.p99Ms)}; ${ms(r.overload.loop.p99Ms)} / ${ms(r.overload.loop.maxMs)}`
+        ? `${ms(r.overload.renew.p99Ms)}; ${ms(r.overload.loop.p99Ms)} / ${ms(r.overload.loop.maxMs)}; ${ms(r.overload.renew.fleetLoopP99Ms)} / ${ms(r.overload.renew.fleetLoopMaxMs)}`
         : 'n/a',
     ),
     row(
