@@ -19,7 +19,7 @@ import {
   UpdateRequest,
   WatchRequest,
 } from '../../proto/gen/kubelab/v1/api.js';
-import { encodeShared } from './sharedwriter.js';
+import { encodeSharedBuffer } from './sharedwriter.js';
 
 /** Length of a varint, for sizing buffers exactly. */
 export function varintLength(n: number): number {
@@ -103,12 +103,6 @@ export function encodeCallResult(result: CallResult): Buffer {
     { tag: 34, bytes: utf8(result.message) },
     { tag: 42, bytes: result.status ?? NO_BYTES },
   ]);
-}
-
-/** A message through the shared writer, as a Buffer over its bytes (no copy). */
-export function encodeSharedBuffer(encode: (writer: BinaryWriter) => BinaryWriter): Buffer {
-  const bytes = encodeShared(encode);
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 type Encoder<T> = { encode(message: T, writer?: BinaryWriter): BinaryWriter };

@@ -25,3 +25,9 @@ export function encodeShared(encode: (writer: BinaryWriter) => BinaryWriter): Ui
   if (bytes.length > KEEP_BYTES) writer = new BinaryWriter();
   return bytes;
 }
+
+/** A message through the shared writer, as a Buffer over its bytes (finish() made them a copy of their own). */
+export function encodeSharedBuffer(encode: (writer: BinaryWriter) => BinaryWriter): Buffer {
+  const bytes = encodeShared(encode);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}

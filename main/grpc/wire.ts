@@ -11,12 +11,12 @@ import type { ApiError } from '../../client/api/errors.js';
 import { STATUS_METADATA_KEY } from '../../client/grpc/connection.js';
 import {
   encodeCallResult,
-  encodeSharedBuffer,
   fieldLength,
   writeField,
   writeVarint,
   varintLength,
 } from '../../client/grpc/protowire.js';
+import { encodeSharedBuffer } from '../../client/grpc/sharedwriter.js';
 import { decodeWithWireReader } from '../../client/grpc/wirereader.js';
 import { resolveKind, toApiObject } from '../../client/api/kinds.js';
 import type { KubeObject } from '../../client/api/types.js';
