@@ -195,6 +195,10 @@ interface Overload {
   refused: number;
   refusedWithHint: number;
   other: Map<string, number>;
+  /** How long the flood's answered calls (created or refused) took, p50 / p99 / max. */
+  answeredP50Ms: number;
+  answeredP99Ms: number;
+  answeredMaxMs: number;
   renew: Renewals;
   loop: LoopSnapshot['loop'];
 }
@@ -468,6 +472,8 @@ async function capacity(client: Client, writers: number, ms: number): Promise<nu
  */
 async function flood(clients: Client[], rate: number, ms: number) {
   const out = { created: 0, refused: 0, refusedWithHint: 0, other: new Map<string, number>(), offered: 0 };
+  // How long each call took to be answered (created or refused): how long the server held it.
+  const answeredMs: number[] = [];
   const inFlight = clients.map(() => 0);
   const t0 = nowMs();
   const calls = new Set<Promise<void>>();
@@ -478,6 +484,7 @@ async function flood(clients: Client[], rate: number, ms: number) {
       if (inFlight[c] >= 1000) break;
       const i = out.offered++;
       inFlight[c]++;
+      const sent = nowMs();
       const call = clients[c]
         .create({
           apiVersion: 'v1',
@@ -485,10 +492,14 @@ async function flood(clients: Client[], rate: number, ms: number) {
           metadata: { name: `flood-${i}`, namespace: NAMESPACE },
         })
         .then(
-          () => void out.created++,
+          () => {
+            out.created++;
+            answeredMs.push(nowMs() - sent);
+          },
           (err: unknown) => {
             if (err instanceof ApiError && err.reason === 'TooManyRequests') {
               out.refused++;
+              answeredMs.push(nowMs() - sent);
               if ((err.details.retryAfterSeconds ?? 0) > 0) out.refusedWithHint++;
             } else {
               // The reason and the start of the message: "Unavailable" alone does not say what failed.
@@ -510,7 +521,16 @@ async function flood(clients: Client[], rate: number, ms: number) {
   }
   const seconds = (nowMs() - t0) / 1000;
   await Promise.all(calls);
-  return { ...out, offeredPerSec: out.offered / seconds };
+  answeredMs.sort((a, b) => a - b);
+  const at = (q: number) =>
+    answeredMs.length ? answeredMs[Math.min(answeredMs.length - 1, Math.floor(q * answeredMs.length))] : NaN;
+  return {
+    ...out,
+    offeredPerSec: out.offered / seconds,
+    answeredP50Ms: at(0.5),
+    answeredP99Ms: at(0.99),
+    answeredMaxMs: at(1),
+  };
 }
 
 // ------------------------------------------------------------------------------ one size
@@ -742,6 +762,7 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
       );
       const floodMarked = Date.now();
       mark(fleets, probePath);
+      const metricsAtFlood = await scrape(cp.metricsPort);
       const f = await flood(flooders, cap * 10, args.overloadMs);
       for (const c of flooders) c.close();
       const floodProbe = await probeAfter(probePath, floodMarked);
@@ -753,13 +774,19 @@ async function runSize(n: number, args: Args, tmp: string): Promise<SizeResult> 
         refused: f.refused,
         refusedWithHint: f.refusedWithHint,
         other: f.other,
-        renew: await renewals(fleets),
+        answeredP50Ms: f.answeredP50Ms,
+        answeredP99Ms: f.answeredP99Ms,
+        answeredMaxMs: f.answeredMaxMs,
+        renew: {
+          ...(await renewals(fleets)),
+          server: nodeHighShare(metricsAtFlood, await scrape(cp.metricsPort)),
+        },
         loop: floodProbe.loop,
       };
       const o = result.overload;
       log(
         `${fmt(n, 0)}: overload: offered ${fmt(o.offeredPerSec, 0)}/s, created ${fmt(o.created, 0)}, refused ${fmt(o.refused, 0)} (${fmt(o.refusedWithHint, 0)} with a retry hint), ` +
-          `other ${[...o.other].map(([k, v]) => `${v}× ${k}`).join(', ') || 'none'}; renew p99 ${fmt(o.renew.p99Ms)} ms`,
+          `other ${[...o.other].map(([k, v]) => `${v}× ${k}`).join(', ') || 'none'}; answered p99 ${fmt(o.answeredP99Ms, 0)} ms; renew p99 ${fmt(o.renew.p99Ms)} ms`,
       );
     }
     result.notReadyNodes = leftReady.size;
@@ -1030,6 +1057,16 @@ function report(
     row('overload: created / 429 (with retry hint) / other', (r) =>
       r.overload
         ? `${fmt(r.overload.created, 0)} / ${fmt(r.overload.refused, 0)} (${fmt(r.overload.refusedWithHint, 0)}) / ${[...r.overload.other].map(([k, v]) => `${fmt(v, 0)} ${k}`).join(', ') || '0'}`
+        : 'n/a',
+    ),
+    row('overload: a flood call answered (created or 429) after p50 / p99 / max', (r) =>
+      r.overload
+        ? `${ms(r.overload.answeredP50Ms)} / ${ms(r.overload.answeredP99Ms)} / ${ms(r.overload.answeredMaxMs)}`
+        : 'n/a',
+    ),
+    row('overload: server node-high wait p99, run p99', (r) =>
+      r.overload?.renew.server
+        ? `${r.overload.renew.server.waitP99}, ${r.overload.renew.server.runP99} (${fmt(r.overload.renew.server.requests, 0)} Node and Lease writes)`
         : 'n/a',
     ),
     row("overload: lease renew p99; loop delay p99 / max; the hollow processes' loop delay p99 / max", (r) =>
