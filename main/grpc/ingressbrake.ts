@@ -33,12 +33,35 @@ import type { Logger } from '../logging.js';
 /** Refusals within WINDOW_MS that brake a connection. */
 export const BRAKE_BURST = 16;
 const WINDOW_MS = 1000;
+/**
+ * After a brake comes off, refusals do not count towards the next one for this long: the client
+ * sends every request its window held at once, and they must be answered (refused, mostly) before
+ * the connection is braked again. Braked again after the first BURST of them, the rest would stay
+ * held for another round, and a call could sit out several rounds past its client's deadline.
+ */
+export const BRAKE_GRACE_MS = 2000;
+/**
+ * A connection braked again soon after its last brake came off is held twice as long as the
+ * last time, up to this: each brake lets through, and has answered, every request the client
+ * held meanwhile, and a client keeping a thousand calls in flight would otherwise have them
+ * answered (and sent again) every second or two, at a cost to both sides.
+ */
+export const MAX_BRAKE_MS = 10_000;
+/** A brake this long after the last one came off starts again from the client's hint. */
+const STRIKES_FORGOTTEN_MS = 30_000;
 
 interface Braking {
   windowStart: number;
   refusals: number;
   /** Set while braked: when the brake comes off. */
   until?: TimerHandle;
+  /** Until when (clock ms) refusals do not count: the requests held by the last brake arriving. */
+  graceUntil: number;
+  /** The last brake's length, and when it came off (clock ms): a quick return is held longer. */
+  lastBrakeMs: number;
+  releasedAt: number;
+  /** Set while the window given back waits to be sent (restore). */
+  restoring?: TimerHandle;
   /**
    * The initial stream window to restore, read before the first brake: later, the session's
    * local settings may still say 0, if the client has not yet acknowledged the window given back.
@@ -78,20 +101,34 @@ export class IngressBrake {
     if (!session || session.destroyed || session.closed) return;
     let s = this.state.get(session);
     if (!s) {
-      s = { windowStart: 0, refusals: 0, streamWindow: session.localSettings.initialWindowSize };
+      s = {
+        windowStart: 0,
+        refusals: 0,
+        graceUntil: 0,
+        lastBrakeMs: 0,
+        releasedAt: -Infinity,
+        streamWindow: session.localSettings.initialWindowSize,
+      };
       this.state.set(session, s);
       session.once('close', () => this.release(session, s!, false));
     }
     if (s.until) return;
     const now = this.clock.now();
+    if (now < s.graceUntil) return;
     if (now - s.windowStart >= WINDOW_MS) {
       s.windowStart = now;
       s.refusals = 0;
     }
     if (++s.refusals < BRAKE_BURST) return;
-    session.settings({ initialWindowSize: 0 });
+    // Refused by Node while the client has not acknowledged our last SETTINGS: not braked now.
+    if (!this.setStreamWindow(session, 0)) return;
+    if (s.restoring) this.clock.clearTimeout(s.restoring);
+    s.restoring = undefined;
     this.braking++;
-    const ms = Math.max(1, retryAfterSeconds) * 1000;
+    const hinted = Math.max(1, retryAfterSeconds) * 1000;
+    const again = now - s.releasedAt < STRIKES_FORGOTTEN_MS;
+    const ms = Math.min(MAX_BRAKE_MS, Math.max(hinted, again ? s.lastBrakeMs * 2 : 0));
+    s.lastBrakeMs = ms;
     const braking = s;
     s.until = this.clock.setTimeout(() => this.release(session, braking, true), ms);
     this.logger.debug(
@@ -105,8 +142,29 @@ export class IngressBrake {
     this.clock.clearTimeout(s.until);
     s.until = undefined;
     s.refusals = 0;
+    s.releasedAt = this.clock.now();
+    s.graceUntil = s.releasedAt + BRAKE_GRACE_MS;
     this.braking--;
-    if (restore && !session.destroyed && !session.closed)
-      session.settings(s.streamWindow === undefined ? {} : { initialWindowSize: s.streamWindow });
+    if (restore) this.restore(session, s);
+  }
+
+  /** Gives the connection its stream window back, trying again while its client has not acknowledged earlier SETTINGS. */
+  private restore(session: Http2Session, s: Braking): void {
+    s.restoring = undefined;
+    if (session.destroyed || session.closed) return;
+    if (this.setStreamWindow(session, s.streamWindow)) return;
+    s.restoring = this.clock.setTimeout(() => this.restore(session, s), WINDOW_MS);
+  }
+
+  /** Sends the connection an initial stream window (undefined: the default); false if Node refused to. */
+  private setStreamWindow(session: Http2Session, size: number | undefined): boolean {
+    try {
+      session.settings(size === undefined ? {} : { initialWindowSize: size });
+      return true;
+    } catch (err) {
+      // ERR_HTTP2_MAX_PENDING_SETTINGS_ACK: the client has not read our last SETTINGS yet.
+      this.logger.debug({ err: (err as Error).message }, "cannot change a connection's stream window now");
+      return false;
+    }
   }
 }
