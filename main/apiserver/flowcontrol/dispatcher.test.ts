@@ -187,8 +187,7 @@ describe('FlowControl', () => {
       'node-high': { seats: 16, queueLength: 4, queueWaitMs: 10_000 },
       'global-default': { seats: 16, queueLength: 64, queueWaitMs: 10_000, shedUnderLoad: true },
     };
-    const clock = new FakeClock();
-    const fc = new FlowControl(config, clock);
+    const fc = new FlowControl(config, new FakeClock());
     const registry = new Registry();
     fc.registerMetrics(registry);
     fc.onLoopDelay(250);
@@ -199,93 +198,22 @@ describe('FlowControl', () => {
       /apiserver_flowcontrol_current_limit_seats\{priority_level="global-default"\} 4/,
     );
 
-    // A flood of 10 gets at most 4 seats, and no faster than 10 a second (it was admitting
-    // nothing, so its rate is the slowest); the agents' 16 seats are all there.
+    // A flood of 10 gets 4 seats; the other 6 wait, and the agents' 16 seats are all there.
     const flood = Array.from({ length: 10 }, () => held());
     const runs = flood.map((h) => fc.run(alice, h.work));
-    expect(fc.snapshot()['global-default']).toEqual({ executing: 1, queued: 9, seats: 4 });
+    expect(fc.snapshot()['global-default']).toEqual({ executing: 4, queued: 6, seats: 4 });
     const renewals = Array.from({ length: 16 }, () => held());
     const renewing = renewals.map((h) => fc.run(node, h.work, 'Lease'));
     expect(fc.snapshot()['node-high']).toEqual({ executing: 16, queued: 0, seats: 16 });
-    clock.advance(350);
-    expect(fc.snapshot()['global-default']).toEqual({ executing: 4, queued: 6, seats: 4 });
-    clock.advance(1000);
-    expect(fc.snapshot()['global-default'].executing).toBe(4);
 
-    // The loop recovers: 2 seats back per quiet sample (and twice the rate), handed to the waiting.
+    // The loop recovers: 2 seats back per quiet sample, handed to the waiting at once.
     fc.onLoopDelay(40);
     expect(fc.snapshot()['global-default'].executing).toBe(4);
     fc.onLoopDelay(10);
-    clock.advance(1000);
     expect(fc.snapshot()['global-default']).toEqual({ executing: 6, queued: 4, seats: 6 });
     for (let i = 0; i < 10; i++) fc.onLoopDelay(10);
     expect(fc.snapshot()['global-default']).toEqual({ executing: 10, queued: 0, seats: 16 });
-    expect(await registry.metrics()).toMatch(
-      /kubelab_flowcontrol_admission_rate_limit\{priority_level="global-default"\} 0/,
-    );
     for (const h of [...flood, ...renewals]) h.end();
     await Promise.all([...runs, ...renewing]);
-  });
-
-  it('refuses at once what its rate could not let in within half the longest wait', async () => {
-    const config: FlowControlConfig = {
-      ...CONFIG,
-      'global-default': { seats: 64, queueLength: 1000, queueWaitMs: 10_000, shedUnderLoad: true },
-    };
-    const clock = new FakeClock();
-    const fc = new FlowControl(config, clock);
-    fc.onLoopDelay(250); // nothing admitted before: the slowest rate, 10 a second
-    const held = Array.from({ length: 51 }, () => fc.run(alice, async () => undefined));
-    expect(fc.snapshot()['global-default'].queued).toBe(50);
-    const refused = await fc.run(alice, async () => undefined).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(ApiError);
-    expect((refused as ApiError).reason).toBe('TooManyRequests');
-    expect((refused as ApiError).message).toContain('its queue is full');
-    for (let i = 0; i < 10; i++) fc.onLoopDelay(10);
-    await Promise.all(held);
-  });
-
-  it("spaces a shedding level's admissions out to a rate that halves from what it admitted while the loop lags", async () => {
-    const config: FlowControlConfig = {
-      ...CONFIG,
-      'global-default': { seats: 64, queueLength: 1000, queueWaitMs: 60_000, shedUnderLoad: true },
-    };
-    const clock = new FakeClock();
-    const fc = new FlowControl(config, clock);
-    const registry = new Registry();
-    fc.registerMetrics(registry);
-    // 200 quick requests in one sample (400 a second), then the loop lags.
-    for (let i = 0; i < 200; i++) await fc.run(alice, async () => undefined);
-    fc.onLoopDelay(250);
-    expect(await registry.metrics()).toMatch(
-      /kubelab_flowcontrol_admission_rate_limit\{priority_level="global-default"\} 200/,
-    );
-    // Quick requests (each done within the 10 ms steps time moves in), seats to spare: still
-    // 200 a second, one every 5 ms.
-    const elapse = async (ms: number) => {
-      for (let t = 0; t < ms; t += 10) {
-        clock.advance(10);
-        await flush();
-      }
-    };
-    let done = 0;
-    const runs = Array.from({ length: 400 }, () => fc.run(alice, async () => void done++));
-    await flush();
-    expect(done).toBe(1);
-    await elapse(100);
-    expect(done).toBe(21);
-    await elapse(400);
-    expect(done).toBe(101);
-    // Lagging still: half of what it admitted (held to 200 a second: 100 a second).
-    fc.onLoopDelay(250);
-    await elapse(500);
-    expect(done).toBeGreaterThanOrEqual(150);
-    expect(done).toBeLessThanOrEqual(152);
-    // Every seat back: no rate but the seats.
-    for (let i = 0; i < 10; i++) fc.onLoopDelay(10);
-    await Promise.all(runs);
-    expect(done).toBe(400);
-    // The agents' levels never shed.
-    expect(fc.snapshot()['node-high'].seats).toBe(2);
   });
 });

@@ -16,7 +16,7 @@ import {
   type PriorityLevel,
   type PriorityLevelName,
 } from './levels.js';
-import { SAMPLE_MS, shedRate, shedSeats } from './shedding.js';
+import { shedSeats } from './shedding.js';
 
 /**
  * What a refused client is told to wait before it tries again: about as long as the requests
@@ -41,14 +41,6 @@ class Level {
   queued = 0;
   /** Seats it has now: its nominal seats, fewer while it sheds load (shedding.ts). */
   limit: number;
-  /** Admissions per second while it sheds load (undefined: as many as its seats allow). */
-  rate: number | undefined;
-  /** When (clock ms) the rate lets the next request in. */
-  nextAdmissionAt = 0;
-  /** Admissions since the loop's delay was last sampled. */
-  admittedInSample = 0;
-  /** Wakes the queue when the rate lets the next request in. */
-  rateTimer: TimerHandle | undefined;
   /** Waiting requests per flow, and the flows in the order they get their next turn. */
   readonly flows = new Map<string, Waiter[]>();
   readonly turns: string[] = [];
@@ -62,22 +54,6 @@ class Level {
     readonly config: PriorityLevel,
   ) {
     this.limit = config.seats;
-  }
-
-  /**
-   * How many may wait: its queue's length, and while a rate holds it, no more than the rate lets
-   * in within the longest wait. A request queued behind more would wait past that and be refused
-   * late (after a client behind a braked connection had already waited), not at once.
-   */
-  queueRoom(): number {
-    const byRate =
-      this.rate === undefined ? Infinity : Math.floor((this.rate * this.config.queueWaitMs) / 1000 / 2);
-    return Math.min(this.config.queueLength, byRate);
-  }
-
-  /** Whether a request may start now: a free seat, and the rate (if any) lets it in. */
-  canAdmit(now: number): boolean {
-    return this.executing < this.limit && (this.rate === undefined || now >= this.nextAdmissionAt);
   }
 
   enqueue(w: Waiter): void {
@@ -157,12 +133,6 @@ export class FlowControl {
     labelNames: ['priority_level'],
     registers: [],
   });
-  private readonly admissionRate = new Gauge({
-    name: 'kubelab_flowcontrol_admission_rate_limit',
-    help: 'Requests per second a priority level admits while it sheds load (0: no limit but its seats)',
-    labelNames: ['priority_level'],
-    registers: [],
-  });
   private readonly rejected = new Counter({
     name: 'apiserver_flowcontrol_rejected_requests_total',
     help: 'Requests refused with TooManyRequests, by priority level and why (queue-full, time-out)',
@@ -195,7 +165,6 @@ export class FlowControl {
       this.executing.set({ priority_level: name }, 0);
       this.inqueue.set({ priority_level: name }, 0);
       this.limitSeats.set({ priority_level: name }, level.seats);
-      this.admissionRate.set({ priority_level: name }, 0);
     }
   }
 
@@ -206,15 +175,10 @@ export class FlowControl {
   onLoopDelay(p99Ms: number): void {
     for (const level of this.levels.values()) {
       if (!level.config.shedUnderLoad) continue;
-      const admittedPerSec = (level.admittedInSample * 1000) / SAMPLE_MS;
-      level.admittedInSample = 0;
       const limit = shedSeats(level.limit, level.config.seats, p99Ms);
-      const rate = shedRate(level.rate, admittedPerSec, p99Ms, limit === level.config.seats);
-      if (limit === level.limit && rate === level.rate) continue;
+      if (limit === level.limit) continue;
       level.limit = limit;
-      level.rate = rate;
       this.limitSeats.set({ priority_level: level.name }, limit);
-      this.admissionRate.set({ priority_level: level.name }, rate ?? 0);
       this.admitWaiting(level);
     }
   }
@@ -224,7 +188,6 @@ export class FlowControl {
       apiserver_flowcontrol_current_executing_requests: this.executing,
       apiserver_flowcontrol_current_inqueue_requests: this.inqueue,
       apiserver_flowcontrol_current_limit_seats: this.limitSeats,
-      kubelab_flowcontrol_admission_rate_limit: this.admissionRate,
       apiserver_flowcontrol_rejected_requests_total: this.rejected,
       apiserver_flowcontrol_request_wait_duration_seconds: this.waited,
       apiserver_flowcontrol_request_execution_seconds: this.executed,
@@ -259,12 +222,12 @@ export class FlowControl {
     // Label objects written out, not spread: in Node 20's V8 a spread that adds a key makes a
     // hidden class per call, which lives until the next mark-compact clears it.
     const labels = { priority_level: level.name };
-    if (level.queued === 0 && level.canAdmit(this.clock.now())) {
+    if (level.executing < level.limit && level.queued === 0) {
       this.take(level);
       this.waited.observe({ priority_level: level.name, execute: 'true' }, 0);
       return Promise.resolve();
     }
-    if (level.queued >= level.queueRoom()) {
+    if (level.queued >= level.config.queueLength) {
       this.rejected.inc({ priority_level: level.name, reason: 'queue-full' });
       this.waited.observe({ priority_level: level.name, execute: 'false' }, 0);
       return Promise.reject(this.busy(level, 'its queue is full'));
@@ -294,16 +257,11 @@ export class FlowControl {
       };
       level.enqueue(w);
       this.inqueue.set(labels, level.queued);
-      // A free seat the rate holds back: the queue moves when the rate lets it.
-      this.admitWaiting(level);
     });
   }
 
   private take(level: Level): void {
     level.executing++;
-    level.admittedInSample++;
-    if (level.rate !== undefined)
-      level.nextAdmissionAt = Math.max(level.nextAdmissionAt, this.clock.now()) + 1000 / level.rate;
     this.executing.set({ priority_level: level.name }, level.executing);
   }
 
@@ -315,20 +273,11 @@ export class FlowControl {
 
   /** Gives the level's free seats to its waiting requests, flows in turn. */
   private admitWaiting(level: Level): void {
-    while (level.queued > 0 && level.canAdmit(this.clock.now())) {
-      const w = level.next()!;
+    while (level.executing < level.limit) {
+      const w = level.next();
+      if (!w) break;
       this.take(level);
       w.admit();
-    }
-    // Held back by the rate, not by seats: the queue moves again when the rate lets it.
-    if (level.queued > 0 && level.executing < level.limit && !level.rateTimer) {
-      level.rateTimer = this.clock.setTimeout(
-        () => {
-          level.rateTimer = undefined;
-          this.admitWaiting(level);
-        },
-        Math.max(0, level.nextAdmissionAt - this.clock.now()),
-      );
     }
     this.executing.set({ priority_level: level.name }, level.executing);
     this.inqueue.set({ priority_level: level.name }, level.queued);

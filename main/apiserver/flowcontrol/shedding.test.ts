@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../client/util/clock.js';
-import {
-  LoopDelaySampler,
-  MIN_ADMISSIONS_PER_SEC,
-  RECOVER_BELOW_MS,
-  SAMPLE_MS,
-  SHED_ABOVE_MS,
-  shedRate,
-  shedSeats,
-} from './shedding.js';
+import { LoopDelaySampler, RECOVER_BELOW_MS, SAMPLE_MS, SHED_ABOVE_MS, shedSeats } from './shedding.js';
 
 describe('shedSeats', () => {
   it('halves the seats while the loop lags, down to an eighth of the nominal ones', () => {
@@ -29,25 +21,6 @@ describe('shedSeats', () => {
 
   it('holds the seats where the loop is busy but not lagging', () => {
     expect(shedSeats(16, 64, (SHED_ABOVE_MS + RECOVER_BELOW_MS) / 2)).toBe(16);
-  });
-});
-
-describe('shedRate', () => {
-  const lagging = SHED_ABOVE_MS + 1;
-  const quiet = RECOVER_BELOW_MS - 1;
-  it('halves what the level admitted while the loop lags, never below the slowest rate', () => {
-    expect(shedRate(undefined, 700, lagging, false)).toBe(350);
-    expect(shedRate(350, 700, lagging, false)).toBe(175);
-    expect(shedRate(350, 100, lagging, false)).toBe(50);
-    expect(shedRate(undefined, 0, lagging, false)).toBe(MIN_ADMISSIONS_PER_SEC);
-    expect(shedRate(12, 12, lagging, false)).toBe(MIN_ADMISSIONS_PER_SEC);
-  });
-
-  it('doubles per quiet sample and lets go once the seats are all back', () => {
-    expect(shedRate(50, 50, quiet, false)).toBe(100);
-    expect(shedRate(50, 50, (SHED_ABOVE_MS + RECOVER_BELOW_MS) / 2, false)).toBe(50);
-    expect(shedRate(50, 50, quiet, true)).toBeUndefined();
-    expect(shedRate(undefined, 50, quiet, false)).toBeUndefined();
   });
 });
 

@@ -7,12 +7,6 @@
  * the loop lags and take them back as it recovers — additive increase, multiplicative decrease,
  * as a TCP sender does with its window — and their requests wait in their queue (or are refused
  * with a retry hint) instead of taking the loop from the agents.
- *
- * Seats bound concurrency, not CPU: a create holds its seat for ~1.4 ms of the main thread (the
- * SQLite commit runs on its own thread), so even a few seats let a flood take most of a core
- * (measured: ~700 creates/s through the floor's seats, renewals p99 4.7 s). So while a level
- * sheds, its admissions are also spaced out to a rate that halves with each lagging sample (from
- * what it was admitting) and doubles with each quiet one, until its seats are all back.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Clock, TimerHandle } from '../../../client/util/clock.js';
@@ -34,26 +28,6 @@ export function shedSeats(current: number, nominal: number, loopDelayP99Ms: numb
   if (loopDelayP99Ms > SHED_ABOVE_MS) return Math.max(floor, Math.floor(current / 2));
   if (loopDelayP99Ms < RECOVER_BELOW_MS) return Math.min(nominal, current + floor);
   return current;
-}
-
-/** The slowest a shedding level is made to admit: it keeps moving. */
-export const MIN_ADMISSIONS_PER_SEC = 10;
-
-/**
- * The admissions per second a shedding level may make in the next sample (undefined: as many as
- * its seats allow), from its current rate, what it admitted per second in the last sample, the
- * loop's delay p99 over that sample, and whether its seats are all back.
- */
-export function shedRate(
-  current: number | undefined,
-  admittedPerSec: number,
-  loopDelayP99Ms: number,
-  seatsRecovered: boolean,
-): number | undefined {
-  if (loopDelayP99Ms > SHED_ABOVE_MS)
-    return Math.max(MIN_ADMISSIONS_PER_SEC, Math.min(current ?? Infinity, admittedPerSec) / 2);
-  if (current === undefined || seatsRecovered) return undefined;
-  return loopDelayP99Ms < RECOVER_BELOW_MS ? current * 2 : current;
 }
 
 /** Samples this thread's event-loop delay every SAMPLE_MS and reports its p99 (ms). */
