@@ -55,9 +55,10 @@ interface Braking {
   refusals: number;
   /** Set while braked: when the brake comes off. */
   until?: TimerHandle;
-  /** Until when (clock ms) refusals do not count: the requests held by the last brake arriving. */
-  graceUntil: number;
-  /** The last brake's length, and when it came off (clock ms): a quick return is held longer. */
+  /**
+   * The last brake's length, and when it came off (clock ms): refusals within BRAKE_GRACE_MS of
+   * it do not count (what it held arriving), and a quick return is held longer.
+   */
   lastBrakeMs: number;
   releasedAt: number;
   /** Set while the window given back waits to be sent (restore). */
@@ -104,7 +105,6 @@ export class IngressBrake {
       s = {
         windowStart: 0,
         refusals: 0,
-        graceUntil: 0,
         lastBrakeMs: 0,
         releasedAt: -Infinity,
         streamWindow: session.localSettings.initialWindowSize,
@@ -114,7 +114,7 @@ export class IngressBrake {
     }
     if (s.until) return;
     const now = this.clock.now();
-    if (now < s.graceUntil) return;
+    if (now - s.releasedAt < BRAKE_GRACE_MS) return;
     if (now - s.windowStart >= WINDOW_MS) {
       s.windowStart = now;
       s.refusals = 0;
@@ -143,7 +143,6 @@ export class IngressBrake {
     s.until = undefined;
     s.refusals = 0;
     s.releasedAt = this.clock.now();
-    s.graceUntil = s.releasedAt + BRAKE_GRACE_MS;
     this.braking--;
     if (restore) this.restore(session, s);
   }

@@ -60,7 +60,7 @@ import { MiB, ProcSampler, type ProcSummary } from './lib/proc.js';
 import { replaceSection, table, upsertSummaryRow } from './lib/report.js';
 import { Cleanup, log } from './lib/run.js';
 import { scrape, scrapeDelta, type Scrape } from './lib/scrape.js';
-import { fmt, nowMs, sleep } from './lib/stats.js';
+import { fmt, nowMs, percentileSorted, sleep, sortedCopy } from './lib/stats.js';
 import type { ProbeChildConfig, ProbeChildMessage } from './lib/probe-child.js';
 import type { ApiLatencies, Latencies } from './lib/window-probes.js';
 
@@ -521,15 +521,13 @@ async function flood(clients: Client[], rate: number, ms: number) {
   }
   const seconds = (nowMs() - t0) / 1000;
   await Promise.all(calls);
-  answeredMs.sort((a, b) => a - b);
-  const at = (q: number) =>
-    answeredMs.length ? answeredMs[Math.min(answeredMs.length - 1, Math.floor(q * answeredMs.length))] : NaN;
+  const answered = sortedCopy(answeredMs);
   return {
     ...out,
     offeredPerSec: out.offered / seconds,
-    answeredP50Ms: at(0.5),
-    answeredP99Ms: at(0.99),
-    answeredMaxMs: at(1),
+    answeredP50Ms: percentileSorted(answered, 50),
+    answeredP99Ms: percentileSorted(answered, 99),
+    answeredMaxMs: percentileSorted(answered, 100),
   };
 }
 
