@@ -216,4 +216,74 @@ describe('FlowControl', () => {
     for (const h of [...flood, ...renewals]) h.end();
     await Promise.all([...runs, ...renewing]);
   });
+
+  it("makes the agents' pod status and metrics give up seats while their heartbeats are slow, and take them back once quick", async () => {
+    const clock = new FakeClock();
+    const config: FlowControlConfig = {
+      ...CONFIG,
+      'node-high': { seats: 4, queueLength: 4, queueWaitMs: 10_000 },
+      system: { seats: 16, queueLength: 64, queueWaitMs: 10_000, yieldsTo: 'node-high' },
+    };
+    const fc = new FlowControl(config, clock);
+    const renew = async (ms: number) => {
+      const lease = held();
+      const renewal = fc.run(node, lease.work, 'Lease');
+      await flush();
+      clock.advance(ms);
+      lease.end();
+      await renewal;
+    };
+
+    // Quick heartbeats, or none at all: the pod status writes keep every seat.
+    await renew(20);
+    fc.onLoopDelay(0);
+    fc.onLoopDelay(0);
+    expect(fc.snapshot().system.seats).toBe(16);
+
+    // A renewal took 800 ms from arrival to answer: system halves its seats, sample after sample.
+    await renew(800);
+    fc.onLoopDelay(0);
+    expect(fc.snapshot().system.seats).toBe(8);
+    // A renewal running, none finished in the sample (the loop is stuck): as slow, down to the
+    // floor of an eighth.
+    const stuck = held();
+    const stuckRenewal = fc.run(node, stuck.work, 'Lease');
+    fc.onLoopDelay(0);
+    fc.onLoopDelay(0);
+    fc.onLoopDelay(0);
+    expect(fc.snapshot().system.seats).toBe(2);
+    // Ten status writes share the 2 seats; the rest wait, none refused.
+    const statuses = Array.from({ length: 10 }, () => held());
+    const writing = statuses.map((h) => fc.run(node, h.work, 'Pod'));
+    expect(fc.snapshot().system).toEqual({ executing: 2, queued: 8, seats: 2 });
+    clock.advance(1_000);
+    stuck.end();
+    await stuckRenewal;
+    fc.onLoopDelay(0);
+    expect(fc.snapshot().system.seats).toBe(2);
+    // A heartbeat refused (node-high's queue full) counts as slow too.
+    const heartbeats = Array.from({ length: 8 }, () => held());
+    const beating = heartbeats.map((h) => fc.run(node, h.work, 'Lease'));
+    await expect(fc.run(node, async () => 'renewed', 'Lease')).rejects.toThrow(/priority level "node-high"/);
+    for (const h of heartbeats) h.end();
+    await Promise.all(beating);
+    fc.onLoopDelay(0);
+    expect(fc.snapshot().system.seats).toBe(2);
+
+    // Heartbeats quick again: 2 seats back per sample, handed to the waiting writes at once.
+    await renew(50);
+    fc.onLoopDelay(0);
+    expect(fc.snapshot().system).toEqual({ executing: 4, queued: 6, seats: 4 });
+    // Neither quick nor slow: the seats stay.
+    await renew(300);
+    fc.onLoopDelay(0);
+    expect(fc.snapshot().system.seats).toBe(4);
+    for (let i = 0; i < 8; i++) fc.onLoopDelay(0);
+    expect(fc.snapshot().system).toEqual({ executing: 10, queued: 0, seats: 16 });
+    // The loop's delay alone does not move them: that is people's level's signal.
+    fc.onLoopDelay(5_000);
+    expect(fc.snapshot().system.seats).toBe(16);
+    for (const h of statuses) h.end();
+    await Promise.all(writing);
+  });
 });

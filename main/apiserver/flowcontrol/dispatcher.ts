@@ -16,7 +16,7 @@ import {
   type PriorityLevel,
   type PriorityLevelName,
 } from './levels.js';
-import { shedSeats } from './shedding.js';
+import { HEARTBEAT_BOUNDS, LOOP_DELAY_BOUNDS, shedSeats } from './shedding.js';
 
 /**
  * What a refused client is told to wait before it tries again: about as long as the requests
@@ -44,6 +44,10 @@ class Level {
   /** Waiting requests per flow, and the flows in the order they get their next turn. */
   readonly flows = new Map<string, Waiter[]>();
   readonly turns: string[] = [];
+  /** This sample's slowest finished request (arrival to answer, ms), how many finished, and whether one was refused. */
+  private slowestInSample = 0;
+  private doneInSample = 0;
+  refusedInSample = false;
   /** Requests finished per second while others waited (smoothed); 0 until measured. */
   private drainRate = 0;
   private windowStart = 0;
@@ -92,6 +96,25 @@ class Level {
     this.drainRate = this.drainRate ? (this.drainRate + rate) / 2 : rate;
     this.windowStart = now;
     this.windowDone = 1;
+  }
+
+  /** A request finished `tookMs` after it arrived. */
+  took(tookMs: number): void {
+    this.doneInSample++;
+    if (tookMs > this.slowestInSample) this.slowestInSample = tookMs;
+  }
+
+  /**
+   * How slow its requests were in the sample just ended (ms), and a new sample begins: a refusal,
+   * a request waiting for a seat, or requests running with none finished count as without end.
+   */
+  endSample(): number {
+    const stuck = this.refusedInSample || this.queued > 0 || (this.executing > 0 && this.doneInSample === 0);
+    const slowest = stuck ? Infinity : this.slowestInSample;
+    this.slowestInSample = 0;
+    this.doneInSample = 0;
+    this.refusedInSample = false;
+    return slowest;
   }
 
   /** Seconds until the requests queued now have likely drained. */
@@ -169,13 +192,19 @@ export class FlowControl {
   }
 
   /**
-   * The event loop's delay p99 over the last sample (shedding.ts): levels that shed under load
-   * give up or take back seats. Taken-back seats go to waiting requests at once.
+   * A sample ended, with the event loop's delay p99 over it (shedding.ts): levels that shed
+   * under load, or yield to another level whose requests were slow in it, give up or take back
+   * seats. Taken-back seats go to waiting requests at once.
    */
   onLoopDelay(p99Ms: number): void {
+    const slowest = new Map<PriorityLevelName, number>();
+    for (const level of this.levels.values()) slowest.set(level.name, level.endSample());
     for (const level of this.levels.values()) {
-      if (!level.config.shedUnderLoad) continue;
-      const limit = shedSeats(level.limit, level.config.seats, p99Ms);
+      const { shedUnderLoad, yieldsTo } = level.config;
+      let limit = level.limit;
+      if (shedUnderLoad) limit = shedSeats(limit, level.config.seats, p99Ms, LOOP_DELAY_BOUNDS);
+      else if (yieldsTo)
+        limit = shedSeats(limit, level.config.seats, slowest.get(yieldsTo)!, HEARTBEAT_BOUNDS);
       if (limit === level.limit) continue;
       level.limit = limit;
       this.limitSeats.set({ priority_level: level.name }, limit);
@@ -200,12 +229,15 @@ export class FlowControl {
   async run<T>(id: Identity, work: () => Promise<T>, kind?: string): Promise<T> {
     const { level: name, flow } = classify(id, kind);
     const level = this.levels.get(name)!;
+    const arrived = this.clock.now();
     await this.seat(level, flow);
     const started = this.clock.now();
     try {
       return await work();
     } finally {
-      this.executed.observe({ priority_level: name }, (this.clock.now() - started) / 1000);
+      const now = this.clock.now();
+      this.executed.observe({ priority_level: name }, (now - started) / 1000);
+      level.took(now - arrived);
       this.release(level);
     }
   }
@@ -228,6 +260,7 @@ export class FlowControl {
       return Promise.resolve();
     }
     if (level.queued >= level.config.queueLength) {
+      level.refusedInSample = true;
       this.rejected.inc({ priority_level: level.name, reason: 'queue-full' });
       this.waited.observe({ priority_level: level.name, execute: 'false' }, 0);
       return Promise.reject(this.busy(level, 'its queue is full'));
@@ -246,6 +279,7 @@ export class FlowControl {
         },
         timer: this.clock.setTimeout(() => {
           level.remove(w);
+          level.refusedInSample = true;
           this.inqueue.set(labels, level.queued);
           this.rejected.inc({ priority_level: level.name, reason: 'time-out' });
           this.waited.observe(

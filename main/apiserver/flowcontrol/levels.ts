@@ -9,7 +9,9 @@
  * for the agents' heartbeats — their Node and its Lease (Kubernetes' system-node-high flow
  * schema) —, `system` for the rest of what agents send: pod status, events (its system-nodes
  * schema), and `global-default` for everyone else. A fleet starting thousands of pods at once
- * then queues in `system` while its lease renewals keep their own seats. Watches and log streams
+ * then queues in `system` while its lease renewals keep their own seats — and as seats bound how
+ * many requests run, not how much of the one event loop they take, `system` also gives up seats
+ * while the heartbeats are slow, so they keep the loop first. Watches and log streams
  * are long-running and take no seat, as in Kubernetes. The in-process controllers call the
  * apiserver directly, not through a front door, and are not counted.
  */
@@ -27,6 +29,11 @@ export interface PriorityLevel {
   queueWaitMs: number;
   /** Gives up seats while the event loop lags (shedding.ts): for the lowest level, people's. */
   shedUnderLoad?: boolean;
+  /**
+   * Gives up seats while that level's requests are slow or refused (shedding.ts): the agents'
+   * pod status and metrics make way for their heartbeats.
+   */
+  yieldsTo?: PriorityLevelName;
 }
 
 export type FlowControlConfig = Record<PriorityLevelName, PriorityLevel>;
@@ -40,7 +47,7 @@ export const DEFAULT_FLOW_CONTROL: FlowControlConfig = {
   'node-high': { seats: 256, queueLength: 4096, queueWaitMs: 15_000 },
   // As many seats as node-high: with 64, a fleet starting its pods was held to a few hundred
   // status writes a second by the store's latency, not by the server's capacity.
-  system: { seats: 256, queueLength: 4096, queueWaitMs: 15_000 },
+  system: { seats: 256, queueLength: 4096, queueWaitMs: 15_000, yieldsTo: 'node-high' },
   'global-default': { seats: 64, queueLength: 1024, queueWaitMs: 15_000, shedUnderLoad: true },
 };
 

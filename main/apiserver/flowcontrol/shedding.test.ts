@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../client/util/clock.js';
-import { LoopDelaySampler, RECOVER_BELOW_MS, SAMPLE_MS, SHED_ABOVE_MS, shedSeats } from './shedding.js';
+import {
+  HEARTBEAT_BOUNDS,
+  LoopDelaySampler,
+  RECLAIM_BELOW_MS,
+  RECOVER_BELOW_MS,
+  SAMPLE_MS,
+  SHED_ABOVE_MS,
+  shedSeats,
+  YIELD_ABOVE_MS,
+} from './shedding.js';
 
 describe('shedSeats', () => {
   it('halves the seats while the loop lags, down to an eighth of the nominal ones', () => {
@@ -21,6 +30,15 @@ describe('shedSeats', () => {
 
   it('holds the seats where the loop is busy but not lagging', () => {
     expect(shedSeats(16, 64, (SHED_ABOVE_MS + RECOVER_BELOW_MS) / 2)).toBe(16);
+  });
+
+  it("follows another level's slowest request with the heartbeat bounds", () => {
+    expect(shedSeats(256, 256, YIELD_ABOVE_MS + 1, HEARTBEAT_BOUNDS)).toBe(128);
+    expect(shedSeats(32, 256, Infinity, HEARTBEAT_BOUNDS)).toBe(32);
+    expect(shedSeats(128, 256, YIELD_ABOVE_MS, HEARTBEAT_BOUNDS)).toBe(128);
+    expect(shedSeats(128, 256, RECLAIM_BELOW_MS - 1, HEARTBEAT_BOUNDS)).toBe(160);
+    // Without bounds, the loop's: people's level sheds above 50 ms.
+    expect(shedSeats(128, 256, SHED_ABOVE_MS + 1)).toBe(64);
   });
 });
 

@@ -7,6 +7,12 @@
  * the loop lags and take them back as it recovers — additive increase, multiplicative decrease,
  * as a TCP sender does with its window — and their requests wait in their queue (or are refused
  * with a retry hint) instead of taking the loop from the agents.
+ *
+ * The same holds between the agents' own levels: a fleet of 10,000 starting 100,000 pods sends
+ * pod status and metrics in `system` faster than one loop can take them beside the heartbeats,
+ * and with both levels' seats full, every renewal waited behind that work until the leases
+ * expired. So `system` yields to `node-high`: it gives up seats while a heartbeat waited or ran
+ * long in the last sample (or was refused), and takes them back once they are quick again.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Clock, TimerHandle } from '../../../client/util/clock.js';
@@ -18,15 +24,35 @@ export const RECOVER_BELOW_MS = 25;
 /** How often the loop's delay is sampled and the seats adjusted. */
 export const SAMPLE_MS = 500;
 
+/** The slowest heartbeat (wait and run, in the server) above which `system` halves its seats. */
+export const YIELD_ABOVE_MS = 500;
+/** The slowest heartbeat below which it takes seats back. */
+export const RECLAIM_BELOW_MS = 200;
+
+/** When a level sheds: above `shedAboveMs` of its signal, and takes seats back below `recoverBelowMs`. */
+export interface ShedBounds {
+  shedAboveMs: number;
+  recoverBelowMs: number;
+}
+
+export const LOOP_DELAY_BOUNDS: ShedBounds = { shedAboveMs: SHED_ABOVE_MS, recoverBelowMs: RECOVER_BELOW_MS };
+export const HEARTBEAT_BOUNDS: ShedBounds = { shedAboveMs: YIELD_ABOVE_MS, recoverBelowMs: RECLAIM_BELOW_MS };
+
 /**
  * The seats a shedding level has for the next sample, from the ones it has now, its nominal
- * seats and the loop's delay p99 over the last sample. Never below an eighth of the nominal
- * seats (at least 1): the level keeps moving.
+ * seats and its signal over the last sample (ms: the loop's delay p99, or the slowest request of
+ * the level it yields to). Never below an eighth of the nominal seats (at least 1): the level
+ * keeps moving.
  */
-export function shedSeats(current: number, nominal: number, loopDelayP99Ms: number): number {
+export function shedSeats(
+  current: number,
+  nominal: number,
+  signalMs: number,
+  bounds: ShedBounds = LOOP_DELAY_BOUNDS,
+): number {
   const floor = Math.max(1, Math.ceil(nominal / 8));
-  if (loopDelayP99Ms > SHED_ABOVE_MS) return Math.max(floor, Math.floor(current / 2));
-  if (loopDelayP99Ms < RECOVER_BELOW_MS) return Math.min(nominal, current + floor);
+  if (signalMs > bounds.shedAboveMs) return Math.max(floor, Math.floor(current / 2));
+  if (signalMs < bounds.recoverBelowMs) return Math.min(nominal, current + floor);
   return current;
 }
 
