@@ -10,7 +10,8 @@ import type { Identity } from '../client/api/local.js';
 import type { Client } from '../client/client.js';
 import { inProcessClient } from '../client/inprocess.js';
 import { realClock, type Clock } from '../client/util/clock.js';
-import type { FlowControlConfig } from './apiserver/flowcontrol/levels.js';
+import { CONTROLLER_MANAGER_USER, type FlowControlConfig } from './apiserver/flowcontrol/levels.js';
+import { admittedApi } from './apiserver/flowcontrol/inprocess.js';
 import { ApiServer } from './apiserver/apiserver.js';
 import { APISERVER_IDENTITY } from './apiserver/auth.js';
 import { syncKubernetesService } from './controllers/kubernetesservice/sync.js';
@@ -90,7 +91,7 @@ export interface ControlPlaneOptions {
   agentDir?: string;
 }
 
-export const SYSTEM_IDENTITY: Identity = { name: 'system:kube-controller-manager', role: 'admin' };
+export const SYSTEM_IDENTITY: Identity = { name: CONTROLLER_MANAGER_USER, role: 'admin' };
 
 export class ControlPlane {
   private stopping: Promise<void> | undefined;
@@ -218,7 +219,8 @@ export class ControlPlane {
       if (options.controllers !== false) {
         const store = options.store ?? 'sqlite';
         controllerManager = new ControllerManager({
-          client: inProcessClient(api, SYSTEM_IDENTITY),
+          // Through flow control (workload-high), as kube-controller-manager's calls are.
+          client: inProcessClient(admittedApi(api, api.flowControl), SYSTEM_IDENTITY),
           logger: logger.child({ component: 'controller-manager' }),
           clock,
           controllers: options.controllers,

@@ -37,7 +37,7 @@ import {
   required as requiredField,
   type FieldError,
 } from '../../client/api/validation.js';
-import { rfc3339, type Clock } from '../../client/util/clock.js';
+import { realClock, rfc3339, type Clock } from '../../client/util/clock.js';
 import { clone, deepEqual } from '../../client/util/objects.js';
 import type { Logger } from '../logging.js';
 import { isStorageError, StorageError, type KeyValue, type Storage } from '../storage/types.js';
@@ -160,7 +160,7 @@ export class ApiServer implements LocalApi {
     this.maxObjectBytes = options.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
     this.extraAdmission = options.admission ?? [];
     this.logTunnels = options.logTunnels;
-    this.flowControl = new FlowControl(options.flowControl, options.clock);
+    this.flowControl = new FlowControl(options.flowControl, options.clock, realClock);
     this.registry = new Registry();
     const cacherOf = (storage: Storage, strategies: Strategy[]) =>
       new Cacher(

@@ -22,7 +22,13 @@ function startWithLevels(small: Partial<FlowControlConfig>): Promise<TestControl
   const roomy = { seats: 8, queueLength: 64, queueWaitMs: 15_000 };
   return startTestControlPlane({
     controllers: false,
-    flowControl: { 'node-high': roomy, system: roomy, 'global-default': roomy, ...small },
+    flowControl: {
+      'node-high': roomy,
+      system: roomy,
+      'workload-high': roomy,
+      'global-default': roomy,
+      ...small,
+    },
   });
 }
 

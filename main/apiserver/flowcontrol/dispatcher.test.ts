@@ -9,6 +9,7 @@ import type { FlowControlConfig } from './levels.js';
 const CONFIG: FlowControlConfig = {
   'node-high': { seats: 2, queueLength: 4, queueWaitMs: 10_000 },
   system: { seats: 2, queueLength: 4, queueWaitMs: 10_000 },
+  'workload-high': { seats: 2, queueLength: 4, queueWaitMs: 10_000 },
   'global-default': { seats: 2, queueLength: 4, queueWaitMs: 10_000 },
 };
 const alice: Identity = { name: 'alice', role: 'admin' };
@@ -224,7 +225,7 @@ describe('FlowControl', () => {
       'node-high': { seats: 4, queueLength: 4, queueWaitMs: 10_000 },
       system: { seats: 16, queueLength: 64, queueWaitMs: 10_000, yieldsTo: 'node-high' },
     };
-    const fc = new FlowControl(config, clock);
+    const fc = new FlowControl(config, clock, clock);
     const renew = async (ms: number) => {
       const lease = held();
       const renewal = fc.run(node, lease.work, 'Lease');

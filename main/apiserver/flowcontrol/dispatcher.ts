@@ -179,9 +179,15 @@ export class FlowControl {
     registers: [],
   });
 
+  /**
+   * `clock` times the queue's waits; `stopwatch` how long requests took for the levels that yield
+   * to others: the server's real responsiveness, whatever clock the control plane keeps (as
+   * the loop's delay is).
+   */
   constructor(
     config: FlowControlConfig = DEFAULT_FLOW_CONTROL,
     private readonly clock: Clock = realClock,
+    private readonly stopwatch: Clock = realClock,
   ) {
     for (const [name, level] of Object.entries(config) as Array<[PriorityLevelName, PriorityLevel]>) {
       this.levels.set(name, new Level(name, level));
@@ -229,15 +235,14 @@ export class FlowControl {
   async run<T>(id: Identity, work: () => Promise<T>, kind?: string): Promise<T> {
     const { level: name, flow } = classify(id, kind);
     const level = this.levels.get(name)!;
-    const arrived = this.clock.now();
+    const arrived = this.stopwatch.now();
     await this.seat(level, flow);
     const started = this.clock.now();
     try {
       return await work();
     } finally {
-      const now = this.clock.now();
-      this.executed.observe({ priority_level: name }, (now - started) / 1000);
-      level.took(now - arrived);
+      this.executed.observe({ priority_level: name }, (this.clock.now() - started) / 1000);
+      level.took(this.stopwatch.now() - arrived);
       this.release(level);
     }
   }

@@ -11,14 +11,16 @@
  * schema), and `global-default` for everyone else. A fleet starting thousands of pods at once
  * then queues in `system` while its lease renewals keep their own seats — and as seats bound how
  * many requests run, not how much of the one event loop they take, `system` also gives up seats
- * while the heartbeats are slow, so they keep the loop first. Watches and log streams
- * are long-running and take no seat, as in Kubernetes. The in-process controllers call the
- * apiserver directly, not through a front door, and are not counted.
+ * while the heartbeats are slow, so they keep the loop first. `workload-high` holds the in-process
+ * controllers and scheduler (Kubernetes' kube-controller-manager and kube-scheduler flow
+ * schemas): without a seat of their own they created and bound a 10,000-node rollout's pods as
+ * fast as the loop turned, and the heartbeats waited behind them; they yield to `node-high`
+ * too. Watches and log streams are long-running and take no seat, as in Kubernetes.
  */
 import type { Identity } from '../../../client/api/local.js';
 import { HEARTBEAT_KINDS } from '../../../client/api/wellknown.js';
 
-export type PriorityLevelName = 'node-high' | 'system' | 'global-default';
+export type PriorityLevelName = 'node-high' | 'system' | 'workload-high' | 'global-default';
 
 export interface PriorityLevel {
   /** Requests of this level that run at once. */
@@ -48,8 +50,14 @@ export const DEFAULT_FLOW_CONTROL: FlowControlConfig = {
   // As many seats as node-high: with 64, a fleet starting its pods was held to a few hundred
   // status writes a second by the store's latency, not by the server's capacity.
   system: { seats: 256, queueLength: 4096, queueWaitMs: 15_000, yieldsTo: 'node-high' },
+  // As many as a DaemonSet's slow start sends at once (Kubernetes' burstReplicas, 250): a quick
+  // server never holds the controllers back; a server whose heartbeats lag does.
+  'workload-high': { seats: 256, queueLength: 4096, queueWaitMs: 15_000, yieldsTo: 'node-high' },
   'global-default': { seats: 64, queueLength: 1024, queueWaitMs: 15_000, shedUnderLoad: true },
 };
+
+/** The user of the in-process controllers and scheduler (main/controlplane.ts's SYSTEM_IDENTITY). */
+export const CONTROLLER_MANAGER_USER = 'system:kube-controller-manager';
 
 /**
  * The level of a request, and its flow: whose requests share one fair queue. `kind` is what
@@ -61,5 +69,6 @@ export function classify(id: Identity, kind?: string): { level: PriorityLevelNam
       level: kind && HEARTBEAT_KINDS.has(kind) ? 'node-high' : 'system',
       flow: `node:${id.nodeName ?? id.name}`,
     };
+  if (id.name === CONTROLLER_MANAGER_USER) return { level: 'workload-high', flow: `user:${id.name}` };
   return { level: 'global-default', flow: `user:${id.name}` };
 }
