@@ -241,8 +241,8 @@ describe('FlowControl', () => {
     fc.onLoopDelay(0);
     expect(fc.snapshot().system.seats).toBe(16);
 
-    // A renewal took 800 ms from arrival to answer: system halves its seats, sample after sample.
-    await renew(800);
+    // A renewal took 1.5 s from arrival to answer: system halves its seats, sample after sample.
+    await renew(1_500);
     fc.onLoopDelay(0);
     expect(fc.snapshot().system.seats).toBe(8);
     // A renewal running, none finished in the sample (the loop is stuck): as slow, down to the
@@ -276,7 +276,7 @@ describe('FlowControl', () => {
     fc.onLoopDelay(0);
     expect(fc.snapshot().system).toEqual({ executing: 4, queued: 6, seats: 4 });
     // Neither quick nor slow: the seats stay.
-    await renew(300);
+    await renew(600);
     fc.onLoopDelay(0);
     expect(fc.snapshot().system.seats).toBe(4);
     for (let i = 0; i < 8; i++) fc.onLoopDelay(0);

@@ -25,9 +25,9 @@ export const RECOVER_BELOW_MS = 25;
 export const SAMPLE_MS = 500;
 
 /** The slowest heartbeat (wait and run, in the server) above which `system` halves its seats. */
-export const YIELD_ABOVE_MS = 500;
+export const YIELD_ABOVE_MS = 1_000;
 /** The slowest heartbeat below which it takes seats back. */
-export const RECLAIM_BELOW_MS = 200;
+export const RECLAIM_BELOW_MS = 250;
 
 /** When a level sheds: above `shedAboveMs` of its signal, and takes seats back below `recoverBelowMs`. */
 export interface ShedBounds {
