@@ -47,7 +47,7 @@ class Level {
   /** This sample's slowest finished request (arrival to answer, ms), how many finished, and whether one was refused. */
   private slowestInSample = 0;
   private doneInSample = 0;
-  refusedInSample = false;
+  private refusedInSample = false;
   /** Requests finished per second while others waited (smoothed); 0 until measured. */
   private drainRate = 0;
   private windowStart = 0;
@@ -96,6 +96,11 @@ class Level {
     this.drainRate = this.drainRate ? (this.drainRate + rate) / 2 : rate;
     this.windowStart = now;
     this.windowDone = 1;
+  }
+
+  /** A request was refused (its queue full, or its wait too long). */
+  refused(): void {
+    this.refusedInSample = true;
   }
 
   /** A request finished `tookMs` after it arrived. */
@@ -265,7 +270,7 @@ export class FlowControl {
       return Promise.resolve();
     }
     if (level.queued >= level.config.queueLength) {
-      level.refusedInSample = true;
+      level.refused();
       this.rejected.inc({ priority_level: level.name, reason: 'queue-full' });
       this.waited.observe({ priority_level: level.name, execute: 'false' }, 0);
       return Promise.reject(this.busy(level, 'its queue is full'));
@@ -284,7 +289,7 @@ export class FlowControl {
         },
         timer: this.clock.setTimeout(() => {
           level.remove(w);
-          level.refusedInSample = true;
+          level.refused();
           this.inqueue.set(labels, level.queued);
           this.rejected.inc({ priority_level: level.name, reason: 'time-out' });
           this.waited.observe(

@@ -12,8 +12,8 @@
  * then queues in `system` while its lease renewals keep their own seats — and as seats bound how
  * many requests run, not how much of the one event loop they take, `system` also gives up seats
  * while the heartbeats are slow, so they keep the loop first. `workload-high` holds the in-process
- * controllers and scheduler (Kubernetes' kube-controller-manager and kube-scheduler flow
- * schemas): without a seat of their own they created and bound a 10,000-node rollout's pods as
+ * controllers and scheduler, which share one user (Kubernetes' kube-controller-manager flow
+ * schema): without a seat of their own they created and bound a 10,000-node rollout's pods as
  * fast as the loop turned, and the heartbeats waited behind them; they yield to `node-high`
  * too. Watches and log streams are long-running and take no seat, as in Kubernetes.
  */
@@ -33,7 +33,7 @@ export interface PriorityLevel {
   shedUnderLoad?: boolean;
   /**
    * Gives up seats while that level's requests are slow or refused (shedding.ts): the agents'
-   * pod status and metrics make way for their heartbeats.
+   * pod status and metrics, and the controllers' writes, make way for the heartbeats.
    */
   yieldsTo?: PriorityLevelName;
 }

@@ -11,7 +11,7 @@
  * The same holds between the agents' own levels: a fleet of 10,000 starting 100,000 pods sends
  * pod status and metrics in `system` faster than one loop can take them beside the heartbeats,
  * and with both levels' seats full, every renewal waited behind that work until the leases
- * expired. So `system` yields to `node-high`: it gives up seats while a heartbeat waited or ran
+ * expired. So `system` (and `workload-high`, the in-process controllers) yields to `node-high`: it gives up seats while a heartbeat waited or ran
  * long in the last sample (or was refused), and takes them back once they are quick again.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
